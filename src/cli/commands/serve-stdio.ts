@@ -1,0 +1,65 @@
+import type { Command } from "commander";
+import { installProcessGuards } from "../../app/process-guards.js";
+import { createRuntime } from "../../app/runtime.js";
+import { shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { loadConfig } from "../../config/load-config.js";
+import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import { createV1Methods } from "../../protocol/methods/v1-methods.js";
+import { runStdioServer } from "../../protocol/stdio-server.js";
+import { readPackageInfo } from "../../shared/version.js";
+import type { CliDeps } from "../cli-deps.js";
+
+interface ServeStdioOptions {
+  config?: string;
+  protocol: string;
+}
+
+/** `local-ai serve-stdio`: stdout carries protocol messages only; every log line goes to stderr. */
+export function registerServeStdioCommand(program: Command, deps: CliDeps): void {
+  program
+    .command("serve-stdio")
+    .description("Serve the NDJSON protocol on stdin/stdout (for host apps such as Electron)")
+    .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
+    .option("--protocol <name>", "wire protocol: v1", "v1")
+    .action(async (_options: ServeStdioOptions, command: Command) => {
+      const options = command.optsWithGlobals<ServeStdioOptions>();
+      if (options.protocol !== "v1") {
+        deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1)\n`);
+        deps.setExitCode(2);
+        return;
+      }
+      const configState = await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd });
+      const logger = createLogger({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
+      const exitNow = (code: number): void => {
+        void flushLogger(logger, 500).then(() => process.exit(code));
+      };
+      const disposeGuards = installProcessGuards(logger, exitNow);
+      const signals = shutdownOnSignals(logger, exitNow);
+      const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
+      const limits = runtime.stdioLimits();
+      logger.info({ version: runtime.info.version, config: configState.path, config_status: configState.status }, "serve-stdio started");
+      const result = await runStdioServer({
+        input: process.stdin,
+        output: process.stdout,
+        logger,
+        limits,
+        signal: signals.signal,
+        methods: (control) =>
+          createV1Methods(
+            {
+              server: { name: "local-ai", version: runtime.info.version },
+              maxLineBytes: limits.maxLineBytes,
+              runDoctor: (signal) => runtime.runDoctor(signal),
+            },
+            control,
+          ),
+      });
+      await runtime.close();
+      logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
+      signals.dispose();
+      disposeGuards();
+      await flushLogger(logger);
+      // stdin may still hold the loop open (a host that never closes it): exit explicitly.
+      process.exit(result.exitCode);
+    });
+}

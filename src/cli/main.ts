@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+import { readPackageInfo } from "../shared/version.js";
+import { runCli } from "./program.js";
+
+const code = await runCli(process.argv, {
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdoutIsTTY: process.stdout.isTTY === true,
+  version: readPackageInfo().version,
+  setExitCode: () => undefined,
+});
+process.exitCode = code;

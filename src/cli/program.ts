@@ -1,0 +1,37 @@
+import { Command, CommanderError } from "commander";
+import type { CliDeps } from "./cli-deps.js";
+import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerServeStdioCommand } from "./commands/serve-stdio.js";
+
+/** The command tree; each command lives in its own file under commands/. */
+export function createProgram(deps: CliDeps): Command {
+  const program = new Command();
+  program
+    .name("local-ai")
+    .description("A local AI agent runtime: stdio NDJSON, OpenAI-compatible HTTP and a terminal CLI over one agent core")
+    .version(deps.version, "-v, --version")
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => deps.stdout.write(text),
+      writeErr: (text) => deps.stderr.write(text),
+    });
+  registerServeStdioCommand(program, deps);
+  registerDoctorCommand(program, deps);
+  return program;
+}
+
+/** Runs the CLI and returns the exit code (usage errors are 2, as with most Unix tools). */
+export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number> {
+  let exitCode = 0;
+  const program = createProgram({ ...deps, setExitCode: (code) => (exitCode = code) });
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    throw error;
+  }
+  return exitCode;
+}

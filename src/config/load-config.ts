@@ -1,0 +1,131 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { LineCounter, parseDocument } from "yaml";
+import type { z } from "zod";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { describeValue, formatProblem, type ConfigProblem } from "./config-problem.js";
+import { substituteEnv } from "./env-substitute.js";
+import { resolveConfigPaths } from "./resolve-paths.js";
+import { configSchema, type Config } from "./schema.js";
+import { lineOfPath } from "./yaml-locator.js";
+
+export type ConfigSource = "flag" | "env" | "default";
+
+export type ConfigState =
+  | { status: "loaded"; path: string; source: ConfigSource; config: Config }
+  | { status: "missing"; path: string; source: ConfigSource }
+  | { status: "invalid"; path: string; source: ConfigSource; problems: ConfigProblem[] };
+
+export interface LocateOptions {
+  /** `--config F` */
+  flag?: string | undefined;
+  env?: Readonly<Record<string, string | undefined>>;
+  cwd?: string;
+}
+
+/** `--config F`, then `LOCAL_AI_CONFIG`, then `./config.yaml`. */
+export function locateConfig(options: LocateOptions): { path: string; source: ConfigSource } {
+  const cwd = options.cwd ?? process.cwd();
+  if (options.flag !== undefined && options.flag !== "") return { path: path.resolve(cwd, options.flag), source: "flag" };
+  const fromEnv = options.env?.LOCAL_AI_CONFIG;
+  if (fromEnv !== undefined && fromEnv !== "") return { path: path.resolve(cwd, fromEnv), source: "env" };
+  return { path: path.resolve(cwd, "config.yaml"), source: "default" };
+}
+
+/** Never throws for a bad or missing file: the state says what is wrong, so servers can still start. */
+export async function loadConfig(options: LocateOptions = {}): Promise<ConfigState> {
+  const env = options.env ?? process.env;
+  const { path: file, source } = locateConfig({ ...options, env });
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { status: "missing", path: file, source };
+    const reason = (error as Error).message;
+    return { status: "invalid", path: file, source, problems: [{ path: "", message: `cannot read the file: ${reason}` }] };
+  }
+  const result = parseConfigText(text, env, path.dirname(file));
+  return result.ok
+    ? { status: "loaded", path: file, source, config: result.config }
+    : { status: "invalid", path: file, source, problems: result.problems };
+}
+
+export type ParseResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
+
+export function parseConfigText(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+  baseDir: string,
+): ParseResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      problems: doc.errors.map((error) => ({
+        path: "",
+        message: `YAML syntax: ${error.message.split("\n")[0] ?? error.message}`,
+        ...(error.linePos ? { line: error.linePos[0].line } : {}),
+      })),
+    };
+  }
+  const envProblems = substituteEnv(doc, env, lineCounter);
+  if (envProblems.length > 0) return { ok: false, problems: envProblems };
+
+  const raw: unknown = doc.toJS() ?? {};
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter)) };
+  }
+  return { ok: true, config: resolveConfigPaths(parsed.data, baseDir) };
+}
+
+function toProblems(
+  issue: z.core.$ZodIssue,
+  raw: unknown,
+  doc: ReturnType<typeof parseDocument>,
+  lineCounter: LineCounter,
+): ConfigProblem[] {
+  const locate = (segments: readonly PropertyKey[]): Pick<ConfigProblem, "line"> => {
+    const line = lineOfPath(doc, segments, lineCounter);
+    return line === undefined ? {} : { line };
+  };
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      path: [...issue.path, key].map(String).join("."),
+      message: "unknown key (check the spelling; see config.example.yaml)",
+      ...locate([...issue.path, key]),
+    }));
+  }
+  const found = describeValue(valueAt(raw, issue.path));
+  return [
+    {
+      path: issue.path.map(String).join("."),
+      message: found === undefined && issue.code === "invalid_type" ? `is required: ${issue.message}` : issue.message,
+      ...(found === undefined ? {} : { found }),
+      ...locate(issue.path),
+    },
+  ];
+}
+
+function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const segment of segments) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+/** For methods that cannot run without a valid config. */
+export function requireConfig(state: ConfigState): Config {
+  if (state.status === "loaded") return state.config;
+  if (state.status === "missing") {
+    throw new RuntimeError("config_missing", `No config file at ${state.path}. Create one (see config.example.yaml) or pass --config FILE or set LOCAL_AI_CONFIG.`, {
+      details: { path: state.path },
+    });
+  }
+  throw new RuntimeError("config_invalid", `Config ${state.path} is invalid:\n${state.problems.map((p) => `  ${formatProblem(path.basename(state.path), p)}`).join("\n")}`, {
+    details: { path: state.path, problems: state.problems },
+  });
+}

@@ -1,0 +1,38 @@
+import path from "node:path";
+import type { Config } from "./schema.js";
+
+/** A bare command name (no separator) is looked up on PATH later; anything else is a path. */
+function isPathLike(value: string): boolean {
+  return value.includes("/") || value.includes("\\") || value.startsWith(".");
+}
+
+/**
+ * Resolves relative paths against the config file's folder, so a config means the same thing
+ * whatever the current directory of the process is. MCP servers default to that folder as cwd,
+ * so `args: ["."]` names the config's folder too.
+ */
+export function resolveConfigPaths(config: Config, baseDir: string): Config {
+  const resolve = (value: string): string => path.resolve(baseDir, value);
+  return {
+    ...config,
+    app: { ...config.app, data_dir: resolve(config.app.data_dir) },
+    llama: {
+      ...config.llama,
+      binary: isPathLike(config.llama.binary) ? resolve(config.llama.binary) : config.llama.binary,
+      models: Object.fromEntries(
+        Object.entries(config.llama.models).map(([name, model]) => [
+          name,
+          { ...model, path: model.path === null ? null : resolve(model.path) },
+        ]),
+      ),
+    },
+    mcp: {
+      servers: Object.fromEntries(
+        Object.entries(config.mcp.servers).map(([name, server]) => [
+          name,
+          { ...server, cwd: resolve(server.cwd ?? ".") },
+        ]),
+      ),
+    },
+  };
+}

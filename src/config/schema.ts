@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/**
+ * The config contract (see docs/config.md). Objects are strict: a misspelt key is reported,
+ * never silently ignored. `.prefault({})` runs a missing section through its own defaults.
+ */
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const MiB = 1024 * 1024;
+
+const positiveInt = z.number().int().positive();
+const port = z.number().int().min(1).max(65535);
+
+export const appSchema = z.strictObject({
+  data_dir: z.string().min(1).default("./.local-ai"),
+  log_level: z.enum(LOG_LEVELS).default("info"),
+  max_steps: positiveInt.default(8),
+  max_parse_errors: z.number().int().min(0).default(2),
+});
+
+export const stdioSchema = z.strictObject({
+  /** Longest accepted request line in bytes; longer lines are discarded and answered with invalid_request. */
+  max_line_bytes: z.number().int().min(1024).default(8 * MiB),
+  /** Outbound queue bound (messages); events beyond it are dropped, results wait. */
+  writer_queue_size: z.number().int().min(1).default(1024),
+  /** How long shutdown waits for the outbound queue to drain. */
+  flush_timeout_ms: z.number().int().min(0).default(2000),
+  /** How long shutdown waits for in-flight requests before cancelling them. */
+  shutdown_grace_ms: z.number().int().min(0).default(5000),
+});
+
+export const modelSchema = z.strictObject({
+  engine: z.enum(["embedded", "llama-server", "openai"]).default("embedded"),
+  path: z.string().min(1).nullable().default(null),
+  port: port.default(8081),
+  ctx_size: positiveInt.default(4096),
+  gpu_layers: z.union([z.literal("auto"), z.number().int().min(0)]).default("auto"),
+  threads: z.union([z.literal("auto"), positiveInt]).default("auto"),
+  extra_args: z.array(z.string()).default([]),
+  base_url: z.string().url().nullable().default(null),
+  api_key: z.string().nullable().default(null),
+  model: z.string().nullable().default(null),
+});
+
+export const llamaSchema = z.strictObject({
+  binary: z.string().min(1).default("llama-server"),
+  models: z.record(z.string().min(1), modelSchema).default({}),
+});
+
+export const agentSchema = z.strictObject({
+  model: z.string().min(1).default("default"),
+  system_prompt: z.string().default("You are a helpful assistant."),
+  tools: z.array(z.string().min(1)).default(["*"]),
+  temperature: z.number().min(0).max(2).default(0.7),
+  seed: z.number().int().nullable().default(null),
+  max_tokens: positiveInt.default(1024),
+});
+
+export const mcpServerSchema = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().nullable().default(null),
+  requires_approval: z.union([z.boolean(), z.array(z.string().min(1))]).default([]),
+  timeout_ms: positiveInt.default(60_000),
+});
+
+export const mcpSchema = z.strictObject({
+  servers: z.record(z.string().min(1), mcpServerSchema).default({}),
+});
+
+export const httpSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: port.default(8080),
+  bearer_token: z.string().min(1).nullable().default(null),
+  cors_origins: z.array(z.string()).default([]),
+  max_body_bytes: positiveInt.default(10 * MiB),
+});
+
+export const configSchema = z
+  .strictObject({
+    app: appSchema.prefault({}),
+    stdio: stdioSchema.prefault({}),
+    llama: llamaSchema.prefault({}),
+    agents: z.record(z.string().min(1), agentSchema).default({}),
+    mcp: mcpSchema.prefault({}),
+    http: httpSchema.prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    for (const [name, model] of Object.entries(config.llama.models)) {
+      if (model.engine !== "openai" && model.path === null) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["llama", "models", name, "path"],
+          message: `a GGUF file path is required for engine "${model.engine}"`,
+        });
+      }
+      if (model.engine === "openai" && model.base_url === null) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["llama", "models", name, "base_url"],
+          message: 'base_url is required for engine "openai" (e.g. http://127.0.0.1:8000/v1)',
+        });
+      }
+      if (model.engine === "llama-server" && model.port === config.http.port) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["llama", "models", name, "port"],
+          message: `port ${model.port} clashes with http.port; llama.models.${name}.port and http.port must differ`,
+        });
+      }
+    }
+    for (const [name, agent] of Object.entries(config.agents)) {
+      if (!(agent.model in config.llama.models)) {
+        const known = Object.keys(config.llama.models);
+        ctx.addIssue({
+          code: "custom",
+          path: ["agents", name, "model"],
+          message: `model "${agent.model}" is not defined under llama.models (defined: ${known.length > 0 ? known.join(", ") : "none"})`,
+        });
+      }
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ModelConfig = z.output<typeof modelSchema>;
+export type AgentConfig = z.output<typeof agentSchema>;
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS };

@@ -1,0 +1,63 @@
+import type { RequestId } from "./messages.js";
+
+export interface InFlightEntry {
+  id: RequestId;
+  method: string;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** `1` and `"1"` are different ids on the wire, so the key keeps the JSON type. */
+function keyOf(id: RequestId): string {
+  return `${typeof id}:${String(id)}`;
+}
+
+/** The requests being handled right now, by id, so `cancel` and shutdown can reach them. */
+export class InFlightRequests {
+  private readonly entries = new Map<string, InFlightEntry>();
+  private changed: Array<() => void> = [];
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(id: RequestId): boolean {
+    return this.entries.has(keyOf(id));
+  }
+
+  get(id: RequestId): InFlightEntry | undefined {
+    return this.entries.get(keyOf(id));
+  }
+
+  add(entry: InFlightEntry): void {
+    this.entries.set(keyOf(entry.id), entry);
+  }
+
+  delete(id: RequestId): void {
+    this.entries.delete(keyOf(id));
+    const waiters = this.changed;
+    this.changed = [];
+    for (const wake of waiters) wake();
+  }
+
+  list(method?: string): InFlightEntry[] {
+    const all = [...this.entries.values()];
+    return method === undefined ? all : all.filter((entry) => entry.method === method);
+  }
+
+  abortAll(reason: string): void {
+    for (const entry of this.entries.values()) entry.controller.abort(reason);
+  }
+
+  /** Resolves once fewer than `limit` requests are in flight (backpressure on the reader). */
+  async waitBelow(limit: number): Promise<void> {
+    while (this.entries.size >= limit) {
+      await new Promise<void>((resolve) => this.changed.push(resolve));
+    }
+  }
+
+  /** Resolves when every request in flight now has finished. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((entry) => entry.done));
+  }
+}

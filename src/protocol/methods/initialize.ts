@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { defineMethod, type MethodDefinition } from "../method.js";
+
+export const SUPPORTED_PROTOCOL_VERSIONS = [1] as const;
+
+const params = z
+  .object({
+    protocol_versions: z.array(z.union([z.number().int(), z.string()])).optional(),
+    client: z.object({ name: z.string().optional(), version: z.string().optional() }).loose().optional(),
+  })
+  .loose();
+
+export interface InitializeDeps {
+  server: { name: string; version: string };
+  /** Derived from the method table so the answer never claims a method that is not there. */
+  methods: () => readonly string[];
+  maxLineBytes: number;
+}
+
+/** Picks the highest version both sides speak; hosts that send none get v1. */
+export function initializeMethod(deps: InitializeDeps): MethodDefinition<never> {
+  return defineMethod({
+    params,
+    handle: async (input, context) => {
+      const offered = input.protocol_versions ?? [1];
+      const numeric = offered.map((version) => (typeof version === "string" ? Number(version) : version));
+      const common = SUPPORTED_PROTOCOL_VERSIONS.filter((version) => numeric.includes(version));
+      const chosen = common.length > 0 ? Math.max(...common) : null;
+      if (chosen === null) {
+        throw new RuntimeError(
+          "invalid_request",
+          `No common protocol version: the host offered [${offered.join(", ")}], this server speaks [${SUPPORTED_PROTOCOL_VERSIONS.join(", ")}]`,
+          { details: { supported: [...SUPPORTED_PROTOCOL_VERSIONS] } },
+        );
+      }
+      if (input.client !== undefined) context.log.info({ client: input.client }, "host initialized");
+      const methods = deps.methods();
+      return {
+        protocol_version: chosen,
+        capabilities: {
+          parallel_chat: methods.includes("chat"),
+          targeted_cancel: methods.includes("cancel"),
+          methods,
+          max_line_bytes: deps.maxLineBytes,
+        },
+        server: deps.server,
+      };
+    },
+  });
+}

@@ -1,0 +1,23 @@
+import type { MethodDefinition, MethodTable } from "../method.js";
+import type { StdioControl } from "../stdio-server.js";
+import { doctorMethod } from "./doctor.js";
+import { initializeMethod } from "./initialize.js";
+import { pingMethod } from "./ping.js";
+import { shutdownMethod } from "./shutdown.js";
+
+/** What the v1 methods need from the runtime (the composition root provides it). */
+export interface V1Services {
+  server: { name: string; version: string };
+  maxLineBytes: number;
+  runDoctor(signal: AbortSignal): Promise<unknown>;
+}
+
+/** The v1 method table. New methods (plan, chat, cancel) are added here and nowhere else. */
+export function createV1Methods(services: V1Services, control: StdioControl): MethodTable {
+  const table = new Map<string, MethodDefinition<never>>();
+  table.set("initialize", initializeMethod({ server: services.server, methods: () => [...table.keys()], maxLineBytes: services.maxLineBytes }));
+  table.set("ping", pingMethod);
+  table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
+  table.set("shutdown", shutdownMethod(control));
+  return table;
+}
