@@ -18,6 +18,6 @@ export function formatProblem(file: string, problem: ConfigProblem): string {
 
 export function describeValue(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  const text = JSON.stringify(value) ?? String(value);
+  const text = JSON.stringify(value) ?? typeof value;
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

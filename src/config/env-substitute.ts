@@ -59,7 +59,7 @@ function keyPath(chain: readonly unknown[]): string {
   const parts: string[] = [];
   chain.forEach((node, index) => {
     if (isPair(node) && isScalar(node.key)) parts.push(String(node.key.value));
-    else if (isSeq(node)) parts.push(String(node.items.indexOf(chain[index + 1] as never)));
+    else if (isSeq(node)) parts.push(String(node.items.indexOf(chain[index + 1])));
   });
   return parts.join(".");
 }

@@ -75,7 +75,10 @@ export function parseConfigText(
   const raw: unknown = doc.toJS() ?? {};
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter)) };
+    const problems = parsed.error.issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter));
+    // In file order, so the user can fix them top to bottom.
+    problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+    return { ok: false, problems };
   }
   return { ok: true, config: resolveConfigPaths(parsed.data, baseDir) };
 }

@@ -8,7 +8,7 @@ export function abortError(signal: AbortSignal): Error {
   return err;
 }
 
-/** Resolves after `ms`, or rejects as soon as `signal` aborts. The timer never holds the loop open. */
+/** Resolves after `ms`, or rejects as soon as `signal` aborts (the timer is then cleared). */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -23,7 +23,6 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
-    timer.unref();
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -32,8 +31,8 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
 export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
+    // Ref'd on purpose: a bounded wait at shutdown must finish even when nothing else holds the loop.
     timer = setTimeout(() => resolve(false), ms);
-    timer.unref();
   });
   try {
     return await Promise.race([promise.then(() => true as const, () => true as const), timeout]);

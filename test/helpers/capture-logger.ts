@@ -3,7 +3,7 @@ import { pino, type Logger } from "pino";
 
 export interface CapturedLogger {
   logger: Logger;
-  records(): Array<Record<string, unknown>>;
+  records: () => Array<Record<string, unknown>>;
 }
 
 /** A real pino logger writing JSON into memory, so tests can assert what was logged. */
