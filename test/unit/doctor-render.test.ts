@@ -38,8 +38,8 @@ describe("renderDoctorTable", () => {
 
   it("colors only when asked", () => {
     const text = renderDoctorTable(report, { color: true });
-    assert.match(text, /\u001b\[31mx FAIL/);
-    assert.match(text, /\u001b\[32m\+ ok/);
+    assert.ok(text.includes("\u001b[31mx FAIL"));
+    assert.ok(text.includes("\u001b[32m+ ok"));
   });
 
   it("says all is well when nothing failed", () => {

@@ -31,14 +31,18 @@ export async function checkConfig(state: ConfigState): Promise<CheckResult> {
         data,
       );
     case "invalid": {
-      const [first] = state.problems;
-      const more = state.problems.length - 1;
-      const what = first === undefined ? "it is invalid" : formatProblem(path.basename(state.path), first);
+      const file = path.basename(state.path);
+      const [first, ...rest] = state.problems.map((problem) => formatProblem(file, problem));
+      const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length === 1 ? "" : "s"})` : "";
+      // A terminal user sees only finding and fix, so the fix names the next few problems too.
+      const shown = rest.slice(0, 2).join("; ");
+      const hidden = rest.length - 2;
+      const also = shown === "" ? "" : ` also ${shown}${hidden > 0 ? `; ${hidden} more in \`local-ai doctor --json\`` : ""};`;
       return fail(
         ID,
         TITLE,
-        `${state.path} (${from}) is invalid: ${what}${more > 0 ? ` (and ${more} more problem${more === 1 ? "" : "s"})` : ""}`,
-        `edit ${state.path} to fix ${state.problems.length === 1 ? "the key named above" : "each key listed in data.problems (`local-ai doctor --json`)"}; config.example.yaml shows every key`,
+        `${state.path} (${from}) is invalid: ${first ?? "it is invalid"}${more}`,
+        `edit ${state.path} and correct the key named above;${also} config.example.yaml shows every key`,
         { ...data, problems: state.problems },
       );
     }

@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The built CLI as a user runs it; a clean env so a developer's LOCAL_AI_CONFIG cannot leak in. */
+function runCli(args: string[], cwd: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOCAL_AI_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("local-ai doctor (built CLI)", () => {
+  let dir = "";
+  let config = "";
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "doctor-e2e-"));
+    config = path.join(dir, "config.yaml");
+    // A header-only GGUF is enough: doctor reads the first 24 bytes and never loads the model.
+    const header = Buffer.alloc(24);
+    header.write("GGUF", 0, "latin1");
+    header.writeUInt32LE(3, 4);
+    await writeFile(path.join(dir, "tiny.gguf"), header);
+    await writeFile(
+      config,
+      [
+        "app:",
+        "  data_dir: ./data",
+        "llama:",
+        "  models:",
+        "    default:",
+        "      engine: embedded",
+        "      path: ./tiny.gguf",
+        "agents:",
+        "  assistant:",
+        "    model: default",
+        "http:",
+        "  host: 127.0.0.1",
+        `  port: ${await freePort()}`,
+        "",
+      ].join("\n"),
+    );
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("prints exactly one JSON report and exits 0 with a valid config", async () => {
+    const run = await runCli(["doctor", "--json", "--config", config], dir);
+    let report: DoctorReport;
+    assert.doesNotThrow(() => {
+      report = JSON.parse(run.stdout) as DoctorReport;
+    }, `stdout is one JSON document and nothing else:\n${run.stdout}\nstderr:\n${run.stderr}`);
+    report = JSON.parse(run.stdout) as DoctorReport;
+    assert.ok(Array.isArray(report.checks) && report.checks.length >= 7);
+    assert.equal(report.ok, true, JSON.stringify(report.checks.filter((check) => check.status === "fail"), null, 2));
+    assert.equal(report.checks.find((check) => check.id === "model.default")?.status, "ok");
+    assert.equal(run.stdout.trim(), JSON.stringify(report, null, 2), "nothing but the report on stdout");
+    assert.equal(run.code, 0);
+  });
+
+  it("exits 1 with a missing config, still printing the report", async () => {
+    const run = await runCli(["doctor", "--json", "--config", path.join(dir, "missing.yaml")], dir);
+    const report = JSON.parse(run.stdout) as DoctorReport;
+    assert.equal(report.ok, false);
+    const check = report.checks.find((candidate) => candidate.id === "config");
+    assert.equal(check?.status, "fail");
+    assert.match(check?.fix ?? "", /config\.example\.yaml/);
+    assert.equal(run.code, 1);
+  });
+
+  it("prints a human table with every check title without --json", async () => {
+    const json = JSON.parse((await runCli(["doctor", "--json", "--config", config], dir)).stdout) as DoctorReport;
+    const run = await runCli(["doctor", "--config", config], dir);
+    assert.equal(run.code, 0, run.stderr);
+    for (const check of json.checks) assert.ok(run.stdout.includes(check.title), `"${check.title}" in\n${run.stdout}`);
+    assert.ok(!run.stdout.includes("\u001b["), "no color when stdout is a pipe");
+    assert.match(run.stdout, /\d+ ok, \d+ warnings?, 0 failed/);
+  });
+});
