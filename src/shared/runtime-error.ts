@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   "cancelled",
   "busy",
   "engine_unavailable",
+  "engine_error",
+  "engine_auth",
   "shutting_down",
   "internal_error",
 ] as const;

@@ -1,0 +1,56 @@
+/** The conversation as every engine receives it (OpenAI-shaped, since two of three engines speak it). */
+
+export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
+
+export interface ToolCall {
+  /** Engine-assigned (or generated) id that the tool result refers back to. */
+  id: string;
+  name: string;
+  /** The raw JSON text of the arguments as the model produced it (may be invalid JSON). */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
+  | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; name: string; content: string };
+
+/** A tool the model may call; `parameters` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
+
+/** What `Engine.generate` streams. Exactly one `end` chunk closes every successful stream. */
+export type EngineChunk =
+  | { type: "text"; delta: string }
+  | { type: "reasoning"; delta: string }
+  /** A tool call begins; its arguments follow as `tool_call_delta` chunks with the same index. */
+  | { type: "tool_call_start"; index: number; id: string; name: string }
+  | { type: "tool_call_delta"; index: number; delta: string }
+  /** The complete call, after its last delta. */
+  | { type: "tool_call"; index: number; call: ToolCall }
+  | { type: "usage"; inputTokens: number; outputTokens: number }
+  | { type: "end"; finishReason: FinishReason };
+
+export interface GenerateRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** 0 = greedy. */
+  temperature: number;
+  maxTokens: number;
+  seed?: number | null;
+  topP?: number;
+  /** Aborting stops generation at once; the stream then throws a `cancelled` RuntimeError. */
+  signal?: AbortSignal;
+}
+
+/** Flattens user content parts to text for engines without image input. */
+export function contentText(content: string | ContentPart[]): string {
+  if (typeof content === "string") return content;
+  return content.map((part) => (part.type === "text" ? part.text : `[image: ${part.image_url.url.slice(0, 64)}]`)).join("\n");
+}

@@ -1,0 +1,233 @@
+import { randomBytes } from "node:crypto";
+import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type { Logger } from "pino";
+import type { ModelConfig } from "../../config/schema.js";
+import { AsyncQueue } from "../../shared/async-queue.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
+import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import type { LlamaRuntime } from "./llama-runtime.js";
+import { SequencePool } from "./sequence-pool.js";
+import { toChatFunctions } from "./to-chat-functions.js";
+import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
+
+export interface EmbeddedEngineDeps {
+  llama: LlamaRuntime;
+  logger: Logger;
+  /** Context sequences: how many chats generate at once on this model. */
+  parallel: number;
+  /** Checks the GGUF metadata before llama.cpp sees it (a malformed file can abort the process). */
+  validateModel?: (path: string) => Promise<void>;
+}
+
+interface Loaded {
+  model: LlamaModel;
+  context: LlamaContext;
+  pool: SequencePool;
+  chatWrapper: ChatWrapper;
+}
+
+/** node-llama-cpp in process: the default engine. */
+export class EmbeddedEngine implements Engine {
+  readonly kind = "embedded";
+  private loading: Promise<Loaded> | null = null;
+  private loaded: Loaded | null = null;
+  private lastError: string | null = null;
+  private readonly active = new Set<AbortController>();
+  private closed = false;
+
+  constructor(
+    readonly modelName: string,
+    private readonly config: ModelConfig,
+    private readonly deps: EmbeddedEngineDeps,
+  ) {}
+
+  async warmUp(options: WarmUpOptions = {}): Promise<void> {
+    await this.ensureLoaded(options);
+  }
+
+  health(): EngineHealth {
+    if (this.loaded) return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: this.loaded.pool.available, model: this.config.path } };
+    if (this.loading) return { state: "starting", degradationTier: "NORMAL" };
+    if (this.lastError !== null) return { state: "down", degradationTier: "NORMAL", detail: this.lastError };
+    return { state: "stopped", degradationTier: "NORMAL" };
+  }
+
+  generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
+    return { [Symbol.asyncIterator]: () => this.stream(request)[Symbol.asyncIterator]() };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const controller of this.active) controller.abort("engine closing");
+    const loaded = this.loaded ?? (await this.loading?.catch(() => null)) ?? null;
+    this.loaded = null;
+    this.loading = null;
+    if (loaded) {
+      await loaded.context.dispose();
+      await loaded.model.dispose();
+    }
+  }
+
+  private ensureLoaded(options: WarmUpOptions = {}): Promise<Loaded> {
+    if (this.closed) return Promise.reject(new RuntimeError("shutting_down", "The engine is closed"));
+    if (this.loaded) return Promise.resolve(this.loaded);
+    this.loading ??= this.load(options).then(
+      (loaded) => {
+        this.loaded = loaded;
+        this.lastError = null;
+        return loaded;
+      },
+      (error: unknown) => {
+        this.loading = null; // a failed warm-up may be retried
+        this.lastError = error instanceof Error ? error.message : String(error);
+        throw error;
+      },
+    );
+    return this.loading;
+  }
+
+  private async load(options: WarmUpOptions): Promise<Loaded> {
+    const path = this.config.path;
+    if (path === null) throw new RuntimeError("config_invalid", `llama.models.${this.modelName}.path is required for the embedded engine`);
+    await this.deps.validateModel?.(path);
+    const { module, llama } = await this.deps.llama.get();
+    const started = Date.now();
+    let model: LlamaModel;
+    try {
+      model = await llama.loadModel({
+        modelPath: path,
+        gpuLayers: this.config.gpu_layers,
+        ...(options.signal ? { loadSignal: options.signal } : {}),
+        onLoadProgress: (progress) => options.onProgress?.({ phase: "loading", progress }),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw new RuntimeError("cancelled", "Model load cancelled", { cause: error });
+      throw new RuntimeError("model_missing", `Cannot load model ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    const threads = this.config.threads === "auto" ? llama.cpuMathCores : this.config.threads;
+    const context = await model.createContext({
+      contextSize: Math.min(this.config.ctx_size, model.trainContextSize),
+      sequences: this.deps.parallel,
+      threads,
+    });
+    const chatWrapper = module.resolveChatWrapper(model);
+    this.deps.logger.info(
+      { model: this.modelName, path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
+      "embedded model loaded",
+    );
+    return { model, context, pool: new SequencePool(context, this.deps.parallel), chatWrapper };
+  }
+
+  private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {
+    const queue = new AsyncQueue<EngineChunk>();
+    void this.run(request, queue);
+    return queue;
+  }
+
+  private async run(request: GenerateRequest, queue: AsyncQueue<EngineChunk>): Promise<void> {
+    // Our own controller: the caller's abort and close() both stop generation at once.
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(request.signal?.reason);
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    if (request.signal?.aborted) controller.abort(request.signal.reason);
+    this.active.add(controller);
+    let sequence: LlamaContextSequence | null = null;
+    let loaded: Loaded | null = null;
+    const emit = (chunk: EngineChunk): void => {
+      if (!controller.signal.aborted) queue.push(chunk);
+    };
+    try {
+      loaded = await this.ensureLoaded({ signal: controller.signal });
+      sequence = await loaded.pool.acquire(controller.signal);
+      const result = await this.generateOn(loaded, sequence, request, controller.signal, emit);
+      if (controller.signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled");
+      for (const chunk of result) emit(chunk);
+      queue.close();
+    } catch (error) {
+      queue.fail(controller.signal.aborted ? new RuntimeError("cancelled", "Generation cancelled", { cause: error }) : toEngineError(error));
+    } finally {
+      request.signal?.removeEventListener("abort", onAbort);
+      this.active.delete(controller);
+      if (sequence && loaded) loaded.pool.release(sequence);
+    }
+  }
+
+  private async generateOn(
+    loaded: Loaded,
+    sequence: LlamaContextSequence,
+    request: GenerateRequest,
+    signal: AbortSignal,
+    emit: (chunk: EngineChunk) => void,
+  ): Promise<EngineChunk[]> {
+    const { LlamaChat } = await import("node-llama-cpp");
+    const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
+    const outputBefore = sequence.tokenMeter.getState().usedOutputTokens;
+    const started = new Map<number, { id: string; name: string; text: string }>();
+    const tools = request.tools ?? [];
+    try {
+      const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
+        signal,
+        maxTokens: request.maxTokens,
+        temperature: request.temperature,
+        ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
+        ...(request.topP === undefined ? {} : { topP: request.topP }),
+        repeatPenalty: false,
+        onResponseChunk: (chunk) => {
+          if (chunk.text === "") return;
+          if (chunk.type === "segment") {
+            if (chunk.segmentType === "thought") emit({ type: "reasoning", delta: chunk.text });
+          } else {
+            emit({ type: "text", delta: chunk.text });
+          }
+        },
+        ...(tools.length > 0
+          ? {
+              functions: toChatFunctions(tools),
+              onFunctionCallParamsChunk: (chunk) => {
+                let call = started.get(chunk.callIndex);
+                if (!call) {
+                  call = { id: `call_${randomBytes(6).toString("hex")}`, name: chunk.functionName, text: "" };
+                  started.set(chunk.callIndex, call);
+                  emit({ type: "tool_call_start", index: chunk.callIndex, id: call.id, name: call.name });
+                }
+                if (chunk.paramsChunk !== "") {
+                  call.text += chunk.paramsChunk;
+                  emit({ type: "tool_call_delta", index: chunk.callIndex, delta: chunk.paramsChunk });
+                }
+              },
+            }
+          : {}),
+      });
+      const calls: ToolCall[] = (response.functionCalls ?? []).map((functionCall, index) => {
+        const streamed = started.get(index);
+        const call: ToolCall = {
+          id: streamed?.id ?? `call_${randomBytes(6).toString("hex")}`,
+          name: functionCall.functionName,
+          arguments: JSON.stringify(functionCall.params ?? {}),
+        };
+        if (!streamed) emit({ type: "tool_call_start", index, id: call.id, name: call.name });
+        return call;
+      });
+      const outputTokens = sequence.tokenMeter.getState().usedOutputTokens - outputBefore;
+      const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
+      chunks.push({ type: "usage", inputTokens: Math.max(0, sequence.contextTokens.length - outputTokens), outputTokens });
+      chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
+      return chunks;
+    } finally {
+      chat.dispose({ disposeSequence: false });
+    }
+  }
+}
+
+function finishReasonOf(stopReason: string, calls: number): FinishReason {
+  if (calls > 0 || stopReason === "functionCalls") return "tool_calls";
+  if (stopReason === "maxTokens") return "length";
+  if (stopReason === "abort") return "cancelled";
+  return "stop";
+}
+
+function toEngineError(error: unknown): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  return new RuntimeError("engine_error", `Embedded generation failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}

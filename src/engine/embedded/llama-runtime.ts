@@ -1,0 +1,58 @@
+import type { Llama } from "node-llama-cpp";
+import type { Logger } from "pino";
+
+type LlamaModule = typeof import("node-llama-cpp");
+
+/**
+ * One node-llama-cpp instance per process, created on first use. Importing node-llama-cpp and
+ * calling getLlama costs about a second, so nothing on the path of `ping` or `doctor` touches it.
+ * Prebuilt binaries only: never compile or download at run time. GPU backends are used when
+ * present (CUDA, Vulkan, Metal), CPU otherwise. Its log lines go to our pino logger (stderr).
+ */
+export class LlamaRuntime {
+  private llama: Promise<{ module: LlamaModule; llama: Llama }> | null = null;
+
+  constructor(private readonly logger: Logger) {}
+
+  async get(): Promise<{ module: LlamaModule; llama: Llama }> {
+    this.llama ??= this.load().catch((error: unknown) => {
+      this.llama = null; // a failed load may be retried
+      throw error;
+    });
+    return this.llama;
+  }
+
+  /** True once loaded; lets health reporting avoid triggering a load. */
+  get loaded(): boolean {
+    return this.llama !== null;
+  }
+
+  async dispose(): Promise<void> {
+    const pending = this.llama;
+    this.llama = null;
+    if (pending === null) return;
+    const { llama } = await pending.catch(() => ({ llama: null }));
+    await llama?.dispose();
+  }
+
+  private async load(): Promise<{ module: LlamaModule; llama: Llama }> {
+    const started = Date.now();
+    const module = await import("node-llama-cpp");
+    const log = this.logger.child({ component: "node-llama-cpp" });
+    const llama = await module.getLlama({
+      build: "never",
+      gpu: "auto",
+      progressLogs: false,
+      logLevel: module.LlamaLogLevel.warn,
+      logger: (level, message) => {
+        const text = message.trimEnd();
+        if (text === "") return;
+        if (level === module.LlamaLogLevel.error || level === module.LlamaLogLevel.fatal) log.error(text);
+        else if (level === module.LlamaLogLevel.warn) log.warn(text);
+        else log.debug(text);
+      },
+    });
+    this.logger.info({ gpu: llama.gpu, cpu_math_cores: llama.cpuMathCores, ms: Date.now() - started }, "node-llama-cpp ready");
+    return { module, llama };
+  }
+}

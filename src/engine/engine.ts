@@ -1,0 +1,47 @@
+import type { EngineChunk, GenerateRequest } from "./chat-types.js";
+
+export type EngineKind = "embedded" | "llama-server" | "openai";
+
+/** stopped -> starting -> ready; degraded = serving on a lower tier; down = not serving (circuit open, crashed). */
+export type EngineState = "stopped" | "starting" | "ready" | "degraded" | "down";
+
+export type CircuitState = "closed" | "open" | "half_open";
+
+export interface EngineHealth {
+  state: EngineState;
+  /** `NORMAL` when all is well; lower tiers (e.g. `REDUCED_CONTEXT`, `CPU_ONLY`) say what was given up. */
+  degradationTier: string;
+  /** Plain-words reason when not ready. */
+  detail?: string;
+  circuit?: CircuitState;
+  /** Engine-specific facts (pid, port, restarts, backend, model path...). */
+  info?: Record<string, unknown>;
+}
+
+export interface LoadProgress {
+  phase: "loading" | "starting" | "checking";
+  /** 0..1 where known. */
+  progress?: number;
+}
+
+export interface WarmUpOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+/**
+ * One interface for every model backend. Implementations:
+ * - warmUp is idempotent and shared: concurrent callers await the same load; a failed load can be retried.
+ * - generate streams typed chunks; aborting `request.signal` stops generation at once and the
+ *   iterator throws RuntimeError("cancelled"); no work keeps running after.
+ * - errors are RuntimeError with a typed code (model_missing, engine_unavailable, ...).
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  /** The config name of the model (`llama.models.<name>`). */
+  readonly modelName: string;
+  warmUp(options?: WarmUpOptions): Promise<void>;
+  generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
+  health(): EngineHealth;
+  close(): Promise<void>;
+}
