@@ -16,6 +16,8 @@ export const appSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).default("info"),
   max_steps: positiveInt.default(8),
   max_parse_errors: z.number().int().min(0).default(2),
+  /** Tool output put into the model context is capped (a marker says how much was cut). */
+  max_tool_output_bytes: z.number().int().min(256).default(16 * 1024),
 });
 
 export const stdioSchema = z.strictObject({
@@ -36,6 +38,8 @@ export const modelSchema = z.strictObject({
   ctx_size: positiveInt.default(4096),
   gpu_layers: z.union([z.literal("auto"), z.number().int().min(0)]).default("auto"),
   threads: z.union([z.literal("auto"), positiveInt]).default("auto"),
+  /** Concurrent generations on this model: context sequences (embedded) or server slots (llama-server). */
+  parallel: z.number().int().min(1).max(64).default(2),
   extra_args: z.array(z.string()).default([]),
   base_url: z.string().url().nullable().default(null),
   api_key: z.string().nullable().default(null),

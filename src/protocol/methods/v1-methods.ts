@@ -3,6 +3,7 @@ import type { StdioControl } from "../stdio-server.js";
 import { doctorMethod } from "./doctor.js";
 import { initializeMethod } from "./initialize.js";
 import { pingMethod } from "./ping.js";
+import { planMethod } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 
 /** What the v1 methods need from the runtime (the composition root provides it). */
@@ -10,6 +11,7 @@ export interface V1Services {
   server: { name: string; version: string };
   maxLineBytes: number;
   runDoctor(signal: AbortSignal): Promise<unknown>;
+  runPlan(params: { model?: string }, signal: AbortSignal): Promise<unknown>;
 }
 
 /** The v1 method table. New methods (plan, chat, cancel) are added here and nowhere else. */
@@ -18,6 +20,7 @@ export function createV1Methods(services: V1Services, control: StdioControl): Me
   table.set("initialize", initializeMethod({ server: services.server, methods: () => [...table.keys()], maxLineBytes: services.maxLineBytes }));
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
+  table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
   table.set("shutdown", shutdownMethod(control));
   return table;
 }

@@ -1,0 +1,120 @@
+import type { ChatMessage } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import type { PendingToolCall } from "../store/store-types.js";
+import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
+import type { EmitEvent, LoopAbortReason } from "./events.js";
+import { runModelStep } from "./model-step.js";
+import { settleToolCalls } from "./tool-step.js";
+import { unansweredCalls, type TurnState } from "./turn-state.js";
+
+export interface AgentLoopInput {
+  engine: Engine;
+  tools: ToolProvider;
+  descriptors: readonly ToolDescriptor[];
+  /** System prompt, memory and prior history: everything before this turn. */
+  context: ChatMessage[];
+  /** This turn; mutated as the loop runs and saved after each step and each tool call. */
+  turn: TurnState;
+  temperature: number;
+  maxTokens: number;
+  seed: number | null;
+  maxSteps: number;
+  maxParseErrors: number;
+  maxToolOutputBytes: number;
+  approveExecution: boolean;
+  /** Resuming a paused turn: what to do with the call that waited for approval. */
+  resumeDecision?: "approve" | "decline";
+  signal: AbortSignal;
+  emit: EmitEvent;
+  saveCheckpoint: (status: "running" | "paused", pending: PendingToolCall | null) => Promise<void>;
+}
+
+export type LoopOutcome =
+  | { kind: "final"; response: string; step: number }
+  | { kind: "aborted"; reason: LoopAbortReason; response: string; step: number }
+  | { kind: "paused"; pending: PendingToolCall; step: number };
+
+/**
+ * ReAct: model step -> tool calls -> observations -> next step, until the model answers without
+ * calling a tool, a limit is hit, or a tool needs approval. No I/O of its own: the engine, the
+ * tools, the checkpoint writer and the event sink are injected.
+ */
+export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> {
+  const { turn, emit } = input;
+  const descriptors = new Map(input.descriptors.map((descriptor) => [descriptor.name, descriptor]));
+  const specs = input.descriptors.map((d) => ({ name: d.name, ...(d.description === undefined ? {} : { description: d.description }), parameters: d.inputSchema }));
+  const save = (): Promise<void> => input.saveCheckpoint("running", null);
+  let lastText = "";
+
+  const settle = async (step: number, calls: ReturnType<typeof unansweredCalls>, resumeDecision?: "approve" | "decline"): Promise<LoopOutcome | null> => {
+    const pending = await settleToolCalls({
+      tools: input.tools,
+      descriptors,
+      turn,
+      step,
+      calls,
+      approveExecution: input.approveExecution,
+      ...(resumeDecision ? { resumeDecision } : {}),
+      maxToolOutputBytes: input.maxToolOutputBytes,
+      signal: input.signal,
+      emit,
+      save,
+    });
+    if (pending) {
+      await input.saveCheckpoint("paused", pending);
+      return { kind: "paused", pending, step };
+    }
+    if (turn.parseErrors > input.maxParseErrors) {
+      emit({ event: "loop_abort", step, reason: "parse_errors" });
+      return { kind: "aborted", reason: "parse_errors", response: lastText, step };
+    }
+    return null;
+  };
+
+  // A resumed turn first settles the calls its last step left unanswered (completed ones are skipped).
+  const leftover = unansweredCalls(turn.messages);
+  if (leftover.length > 0) {
+    const outcome = await settle(Math.max(0, turn.step - 1), leftover, input.resumeDecision);
+    if (outcome) return outcome;
+    await save();
+  }
+
+  while (turn.step < input.maxSteps) {
+    const step = turn.step;
+    if (input.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
+    emit({ event: "llm_start", step });
+    const output = await runModelStep({
+      engine: input.engine,
+      messages: [...input.context, ...turn.messages],
+      tools: specs,
+      temperature: input.temperature,
+      maxTokens: input.maxTokens,
+      seed: input.seed,
+      step,
+      signal: input.signal,
+      emit,
+    });
+    emit({ event: "llm_done", step });
+    lastText = output.text;
+    if (output.calls.length === 0) {
+      turn.messages.push({ role: "assistant", content: output.text });
+      turn.step = step + 1;
+      emit({ event: "final", step, response: output.text });
+      return { kind: "final", response: output.text, step };
+    }
+    turn.messages.push({
+      role: "assistant",
+      content: output.text,
+      tool_calls: output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+    });
+    turn.step = step + 1;
+    // Saved before any tool runs: a crash now resumes with these calls, not a new model step.
+    await save();
+    const outcome = await settle(step, output.calls);
+    if (outcome) return outcome;
+  }
+  const step = Math.max(0, turn.step - 1);
+  emit({ event: "loop_abort", step, reason: "max_steps" });
+  return { kind: "aborted", reason: "max_steps", response: lastText, step };
+}

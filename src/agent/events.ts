@@ -1,0 +1,25 @@
+/**
+ * The one event contract for every front door (seed 000's AgentLoop event table, plus
+ * `thinking_chunk` and `usage`). Each transport maps it in exactly one place; an exhaustive
+ * switch ending in `never` makes a new event a compile error wherever it is not handled.
+ */
+export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "approval_required" | "cancelled";
+
+export type LoopAbortReason = "max_steps" | "parse_errors";
+
+export type AgentEvent =
+  | { event: "run_start"; user_input: string; trace_id: string; session_id: string; agent: string }
+  | { event: "memory_start"; snippets: number }
+  | { event: "llm_start"; step: number }
+  | { event: "llm_chunk"; step: number; delta: string }
+  | { event: "thinking_chunk"; step: number; delta: string }
+  | { event: "llm_done"; step: number }
+  | { event: "tool_start"; step: number; tool: string; args: unknown }
+  | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number }
+  | { event: "usage"; step: number; input_tokens: number; output_tokens: number }
+  | { event: "final"; step: number; response: string }
+  | { event: "loop_abort"; step: number; reason: LoopAbortReason };
+
+export type AgentEventName = AgentEvent["event"];
+
+export type EmitEvent = (event: AgentEvent) => void;

@@ -1,0 +1,42 @@
+import { contentText, type ChatMessage } from "../engine/chat-types.js";
+import type { MemorySnippet } from "../store/store-types.js";
+
+/** A deliberately rough estimate (about 3.5 characters a token): it only decides what to trim. */
+export function estimateTokens(messages: readonly ChatMessage[]): number {
+  let chars = 0;
+  for (const message of messages) {
+    chars += 8;
+    if (message.role === "user") chars += contentText(message.content).length;
+    else chars += message.content.length;
+    if (message.role === "assistant") for (const call of message.tool_calls ?? []) chars += call.name.length + call.arguments.length + 16;
+  }
+  return Math.ceil(chars / 3.5);
+}
+
+export function systemMessage(systemPrompt: string, snippets: readonly MemorySnippet[]): ChatMessage {
+  if (snippets.length === 0) return { role: "system", content: systemPrompt };
+  const notes = snippets.map((snippet) => `- ${snippet.text.replace(/\s+/g, " ").trim()}`).join("\n");
+  return { role: "system", content: `${systemPrompt}\n\nPossibly relevant notes from earlier conversations:\n${notes}` };
+}
+
+export interface ContextInput {
+  system: ChatMessage;
+  history: readonly ChatMessage[];
+  turn: readonly ChatMessage[];
+  ctxSize: number;
+  maxTokens: number;
+}
+
+/**
+ * System prompt + as much history as fits + the current turn. History is dropped oldest-first
+ * in whole turns (a cut always lands on a user message, so tool calls keep their results).
+ */
+export function buildContext(input: ContextInput): { context: ChatMessage[]; droppedMessages: number } {
+  const budget = input.ctxSize - input.maxTokens - estimateTokens([input.system, ...input.turn]);
+  let start = 0;
+  while (start < input.history.length && estimateTokens(input.history.slice(start)) > budget) {
+    start++;
+    while (start < input.history.length && input.history[start]?.role !== "user") start++;
+  }
+  return { context: [input.system, ...input.history.slice(start)], droppedMessages: start };
+}

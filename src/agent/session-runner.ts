@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { AgentConfig, Config } from "../config/schema.js";
+import type { ContentPart } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import { assertSafeId } from "../shared/safe-id.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import type { Checkpoint, MemoryIndex, SessionStore } from "../store/store-types.js";
+import type { ToolProvider } from "../tools/tool-types.js";
+import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
+import type { EmitEvent } from "./events.js";
+import { buildContext, systemMessage } from "./prompt.js";
+import type { TurnState } from "./turn-state.js";
+
+export interface TurnRequest {
+  user_id?: string | undefined;
+  session_id?: string | undefined;
+  agent?: string | undefined;
+  input?: string | ContentPart[] | undefined;
+  resume?: boolean | undefined;
+  approve_execution?: boolean | undefined;
+}
+
+export interface TurnResult {
+  response: string;
+  session_id: string;
+  trace_id: string;
+  warnings: string[];
+  pending_approval?: { tool: string; args: Record<string, unknown> };
+}
+
+export interface SessionRunnerDeps {
+  config: Config;
+  engineFor: (modelName: string) => Engine;
+  tools: ToolProvider;
+  store: SessionStore;
+  memory: MemoryIndex;
+  logger: Logger;
+}
+
+const MEMORY_BUDGET_TOKENS = 256;
+
+/**
+ * The one turn entry for every front door: load the session, warm up once, retrieve memory,
+ * run the AgentLoop with a checkpoint after each step, persist the finished turn.
+ */
+export class SessionRunner {
+  constructor(private readonly deps: SessionRunnerDeps) {}
+
+  /** Starts the agent's engine and the tool servers; shared by concurrent callers. */
+  async warmUp(agentName?: string, signal?: AbortSignal): Promise<void> {
+    const [, agent] = this.resolveAgent(agentName);
+    await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
+  }
+
+  async runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+    const userId = assertSafeId("user_id", request.user_id ?? "default_user");
+    const sessionId = assertSafeId("session_id", request.session_id ?? randomBytes(4).toString("hex"));
+    if (request.agent !== undefined) assertSafeId("agent", request.agent);
+    return this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options), options.signal);
+  }
+
+  private async locked(userId: string, sessionId: string, request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+    const { store, memory, config } = this.deps;
+    const warnings: string[] = [];
+    const checkpoint = await store.readCheckpoint(userId, sessionId);
+    let turn: TurnState;
+    let traceId: string;
+    let agentName: string;
+    let userInput: string;
+    let resumeDecision: "approve" | "decline" | undefined;
+    if (request.resume === true) {
+      if (checkpoint === null) throw new RuntimeError("invalid_request", `Nothing to resume in session ${sessionId}: it has no interrupted or paused turn`);
+      [agentName] = this.resolveAgent(checkpoint.agent);
+      turn = { messages: checkpoint.messages, step: checkpoint.step, parseErrors: checkpoint.parse_errors };
+      traceId = checkpoint.trace_id;
+      userInput = checkpoint.user_input;
+      if (checkpoint.status === "paused") resumeDecision = request.approve_execution === true ? "approve" : "decline";
+    } else {
+      if (checkpoint !== null) {
+        warnings.push(`discarded the unfinished turn ${checkpoint.trace_id} of this session (send resume: true to continue such a turn)`);
+        await store.clearCheckpoint(userId, sessionId);
+      }
+      [agentName] = this.resolveAgent(request.agent);
+      const input = request.input ?? "";
+      userInput = typeof input === "string" ? input : input.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+      turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
+      traceId = randomBytes(8).toString("hex");
+    }
+    const agent = this.resolveAgent(agentName)[1];
+    const model = config.llama.models[agent.model];
+    if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
+    const engine = this.deps.engineFor(agent.model);
+    const log = this.deps.logger.child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
+    const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>
+      store.writeCheckpoint(userId, sessionId, {
+        version: 1, trace_id: traceId, agent: agentName, user_input: userInput, messages: turn.messages,
+        step: turn.step, parse_errors: turn.parseErrors, status, pending, updated_at: new Date().toISOString(),
+      });
+    // Saved before anything can fail, so a cancel or crash during the first step is resumable.
+    await save("running", null);
+
+    options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
+    await Promise.all([engine.warmUp({ signal: options.signal }), this.deps.tools.start(options.signal), memory.ensureUser(userId)]);
+    const history = await store.loadHistory(userId, sessionId);
+    warnings.push(...history.warnings);
+    const snippets = memory.search(userId, userInput, MEMORY_BUDGET_TOKENS);
+    options.emit({ event: "memory_start", snippets: snippets.length });
+    const { context, droppedMessages } = buildContext({
+      system: systemMessage(agent.system_prompt, snippets),
+      history: history.messages,
+      turn: turn.messages,
+      ctxSize: model.ctx_size,
+      maxTokens: agent.max_tokens,
+    });
+    if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest history messages to fit the context window (ctx_size ${model.ctx_size})`);
+
+    const outcome: LoopOutcome = await runAgentLoop({
+      engine,
+      tools: this.deps.tools,
+      descriptors: this.deps.tools.list(agent.tools),
+      context,
+      turn,
+      temperature: agent.temperature,
+      maxTokens: agent.max_tokens,
+      seed: agent.seed,
+      maxSteps: config.app.max_steps,
+      maxParseErrors: config.app.max_parse_errors,
+      maxToolOutputBytes: config.app.max_tool_output_bytes,
+      approveExecution: request.approve_execution === true,
+      ...(resumeDecision ? { resumeDecision } : {}),
+      signal: options.signal,
+      emit: options.emit,
+      saveCheckpoint: save,
+    });
+
+    const result: TurnResult = { response: "", session_id: sessionId, trace_id: traceId, warnings };
+    if (outcome.kind === "paused") {
+      warnings.push(`approval_required: ${outcome.pending.call.name}`);
+      result.pending_approval = { tool: outcome.pending.call.name, args: outcome.pending.args };
+      log.info({ tool: outcome.pending.call.name }, "turn paused for approval");
+      return result;
+    }
+    if (outcome.kind === "aborted") warnings.push(`loop_abort: ${outcome.reason}`);
+    result.response = outcome.response;
+    const entry = { trace_id: traceId, agent: agentName, at: new Date().toISOString(), messages: turn.messages };
+    await store.appendTurn(userId, sessionId, entry);
+    await store.clearCheckpoint(userId, sessionId);
+    memory.addTurn(userId, sessionId, entry);
+    log.info({ steps: turn.step, outcome: outcome.kind }, "turn finished");
+    return result;
+  }
+
+  private resolveAgent(name: string | undefined): [string, AgentConfig] {
+    const agents = Object.entries(this.deps.config.agents);
+    if (name === undefined) {
+      const first = agents[0];
+      if (first === undefined) throw new RuntimeError("config_invalid", "No agent is configured under agents");
+      return first;
+    }
+    const agent = this.deps.config.agents[name];
+    if (agent === undefined) {
+      throw new RuntimeError("invalid_params", `Unknown agent "${name}". Configured: ${agents.map(([n]) => n).join(", ") || "none"}`, { details: { param: "agent" } });
+    }
+    return [name, agent];
+  }
+}

@@ -1,0 +1,72 @@
+import type { ToolCall } from "../engine/chat-types.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { needsApproval } from "../tools/approval-policy.js";
+import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
+import type { PendingToolCall } from "../store/store-types.js";
+import type { EmitEvent } from "./events.js";
+import { checkToolArguments } from "./tool-arguments.js";
+import { capToolOutput, previewOf, type TurnState } from "./turn-state.js";
+
+export interface ToolStepInput {
+  tools: ToolProvider;
+  descriptors: ReadonlyMap<string, ToolDescriptor>;
+  turn: TurnState;
+  /** The step whose calls these are (for events). */
+  step: number;
+  calls: Array<ToolCall & { error?: string }>;
+  approveExecution: boolean;
+  /** For the first call only, when resuming a paused turn: run it, or tell the model it was declined. */
+  resumeDecision?: "approve" | "decline";
+  maxToolOutputBytes: number;
+  signal: AbortSignal;
+  emit: EmitEvent;
+  /** Persists the turn after each completed call, so a crash never re-runs a completed tool. */
+  save: () => Promise<void>;
+}
+
+/** Runs the calls in order; returns the call that needs approval, if the turn must pause there. */
+export async function settleToolCalls(input: ToolStepInput): Promise<PendingToolCall | null> {
+  const { turn, step, emit } = input;
+  for (const [index, call] of input.calls.entries()) {
+    const answer = (content: string): void => {
+      turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes) });
+    };
+    const descriptor = input.descriptors.get(call.name);
+    const checked = call.error !== undefined
+      ? ({ ok: false, problem: call.error } as const)
+      : descriptor === undefined
+        ? ({ ok: false, problem: `there is no tool named "${call.name}"; available: ${[...input.descriptors.keys()].join(", ") || "none"}` } as const)
+        : checkToolArguments(descriptor, call.arguments);
+    if (!checked.ok || descriptor === undefined) {
+      // Salvageable: the model is told what was wrong and gets another step.
+      const problem = checked.ok ? "unknown tool" : checked.problem;
+      turn.parseErrors++;
+      emit({ event: "tool_done", step, tool: call.name, status: "error", preview: previewOf(`invalid tool call: ${problem}`), retryable: true, ms: 0 });
+      answer(`Error: invalid tool call: ${problem}. Correct the call and try again.`);
+      await input.save();
+      continue;
+    }
+    const decision = index === 0 ? input.resumeDecision : undefined;
+    if (decision === "decline") {
+      emit({ event: "tool_done", step, tool: call.name, status: "denied", preview: "declined by the user", retryable: false, ms: 0 });
+      answer(`The user declined to run ${call.name}. Do not call it again for this request; answer without it.`);
+      await input.save();
+      continue;
+    }
+    if (decision !== "approve" && needsApproval(descriptor, input.approveExecution)) {
+      emit({ event: "tool_done", step, tool: call.name, status: "approval_required", preview: previewOf(`${call.name} needs approval: resume with approve_execution`), retryable: false, ms: 0 });
+      return { call, args: checked.args, server: descriptor.server };
+    }
+    emit({ event: "tool_start", step, tool: call.name, args: checked.args });
+    const started = Date.now();
+    const result = await input.tools.call(call.name, checked.args, { signal: input.signal });
+    const ms = Date.now() - started;
+    emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms });
+    if (result.status === "cancelled" || input.signal.aborted) {
+      throw new RuntimeError("cancelled", "Request cancelled");
+    }
+    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`);
+    await input.save();
+  }
+  return null;
+}

@@ -1,0 +1,133 @@
+// One streamed chat completion against any OpenAI-compatible server (vLLM, Ollama, LM Studio,
+// llama-server), mapped to our EngineChunk stream. Shared by the `openai` and `llama-server`
+// engines, so everything engine-specific (which client, which extra body fields) is a parameter.
+import type OpenAI from "openai";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { Logger } from "../../logging/create-logger.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import type { EngineChunk, FinishReason, GenerateRequest } from "../chat-types.js";
+import { cancelledError, toEngineError, type UpstreamContext } from "./openai-errors.js";
+import { buildChatBody } from "./openai-request.js";
+import { ToolCallAccumulator } from "./tool-call-accumulator.js";
+
+export interface OpenAiChatStreamOptions {
+  client: OpenAI;
+  model: string;
+  request: GenerateRequest;
+  /** extra body fields, e.g. llama-server's cache_prompt, id_slot (they cannot override model/messages/stream). */
+  extraBody?: Record<string, unknown>;
+  logger?: Logger;
+}
+
+/**
+ * Streams text / reasoning / tool-call / usage chunks and exactly one `end`.
+ * - Aborting `request.signal` closes the HTTP request at once; the iterator then throws
+ *   RuntimeError("cancelled") and yields nothing more.
+ * - A consumer that stops iterating (break / return) aborts the request too: the response is
+ *   never left open.
+ * - Failures are RuntimeError: engine_unavailable, engine_auth, model_missing, engine_error.
+ */
+export function streamOpenAiChat(options: OpenAiChatStreamOptions): AsyncIterable<EngineChunk> {
+  return runChatStream(options);
+}
+
+/** OpenAI finish reasons -> ours; unknown values (content_filter, vendor extras) count as stop. */
+function mapFinishReason(reason: string): FinishReason {
+  switch (reason) {
+    case "length":
+      return "length";
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    default:
+      return "stop";
+  }
+}
+
+/** `reasoning_content` is not in the OpenAI types (llama-server / DeepSeek extension): read it raw. */
+function reasoningOf(delta: object): string {
+  const value = (delta as { reasoning_content?: unknown }).reasoning_content;
+  return typeof value === "string" ? value : "";
+}
+
+async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<EngineChunk, void, undefined> {
+  const { client, model, request, logger } = options;
+  const context: UpstreamContext = { baseUrl: client.baseURL, model };
+  const callerSignal = request.signal;
+  const isAborted = (): boolean => callerSignal?.aborted === true;
+  if (isAborted()) throw cancelledError(callerSignal?.reason);
+
+  // Our own controller: the caller's abort and an early consumer exit both close the request.
+  const controller = new AbortController();
+  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+  let completed = false;
+
+  try {
+    logger?.debug({ baseUrl: context.baseUrl, model, messages: request.messages.length, tools: request.tools?.length ?? 0 }, "openai chat request");
+    let stream: AsyncIterable<ChatCompletionChunk>;
+    try {
+      stream = await client.chat.completions.create(buildChatBody(model, request, options.extraBody), {
+        signal: controller.signal,
+      });
+    } catch (err) {
+      throw toEngineError(err, context, isAborted());
+    }
+
+    const toolCalls = new ToolCallAccumulator();
+    let finishReason: string | null = null;
+    let usage: { inputTokens: number; outputTokens: number } | null = null;
+
+    try {
+      for await (const chunk of stream) {
+        // The SDK ends the iteration quietly on abort; we turn that into `cancelled` below.
+        if (isAborted()) break;
+        const out: EngineChunk[] = [];
+        // Only choice 0 is ours (we never ask for n > 1); the usage chunk has no choices at all.
+        const choice = chunk.choices.find((c) => c.index === 0) ?? chunk.choices[0];
+        if (choice !== undefined) {
+          const delta = choice.delta ?? {};
+          const reasoning = reasoningOf(delta);
+          if (reasoning !== "") out.push({ type: "reasoning", delta: reasoning });
+          if (typeof delta.content === "string" && delta.content !== "") out.push({ type: "text", delta: delta.content });
+          for (const call of delta.tool_calls ?? []) out.push(...toolCalls.push(call));
+          if (choice.finish_reason !== null && choice.finish_reason !== undefined) finishReason = choice.finish_reason;
+        }
+        // Kept until the end: some servers repeat (cumulative) usage; the last one is the total.
+        if (chunk.usage !== undefined && chunk.usage !== null) {
+          usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+        }
+        for (const item of out) {
+          if (isAborted()) break;
+          yield item;
+        }
+      }
+    } catch (err) {
+      throw toEngineError(err, context, isAborted());
+    }
+    if (isAborted()) throw cancelledError(callerSignal?.reason);
+    if (finishReason === null) {
+      // The SDK hides [DONE]; a finish_reason is what every compatible server sends before it, so its
+      // absence means the stream was cut (server crash, proxy timeout, error line we cannot parse).
+      throw new RuntimeError("engine_error", `The stream from ${context.baseUrl} ended before the model finished (no finish_reason)`, {
+        details: { baseUrl: context.baseUrl },
+      });
+    }
+
+    const tail: EngineChunk[] = [...toolCalls.finish()];
+    if (usage !== null) tail.push({ type: "usage", ...usage });
+    // Servers that emit tool calls but say "stop" (several llama.cpp versions) still mean tool_calls.
+    const mapped: FinishReason = toolCalls.size > 0 ? "tool_calls" : mapFinishReason(finishReason);
+    tail.push({ type: "end", finishReason: mapped });
+    for (const item of tail) {
+      if (isAborted()) throw cancelledError(callerSignal?.reason);
+      yield item;
+    }
+    completed = true;
+    logger?.debug({ model, finishReason: mapped, usage }, "openai chat finished");
+  } finally {
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+    // Error, abort or a consumer that stopped early: make sure the HTTP response is closed.
+    if (!completed) controller.abort();
+  }
+}

@@ -1,0 +1,208 @@
+// The `openai` engine: a model served by any OpenAI-compatible endpoint (vLLM, Ollama, LM Studio,
+// a llama-server elsewhere). Nothing runs locally, so "warm-up" is a reachability/auth check and
+// health reflects what the last check or request learned about the server.
+import type OpenAI from "openai";
+import type { ModelConfig } from "../../config/schema.js";
+import type { Logger } from "../../logging/create-logger.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import type { EngineChunk, GenerateRequest } from "../chat-types.js";
+import type { Engine, EngineHealth, EngineState, WarmUpOptions } from "../engine.js";
+import { createOpenAiClient } from "./openai-client.js";
+import { streamOpenAiChat } from "./openai-chat-stream.js";
+import { cancelledError } from "./openai-errors.js";
+import { probeModels } from "./probe-models.js";
+
+export interface OpenAiEngineDeps {
+  logger: Logger;
+  fetch?: typeof fetch;
+  /** Bound on connect + response headers for chat requests (default DEFAULT_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
+  /** Bound on the warm-up GET /models (default 5 s). */
+  probeTimeoutMs?: number;
+}
+
+/** One warm-up in flight, shared by every concurrent caller. */
+interface Probe {
+  promise: Promise<void>;
+  controller: AbortController;
+  waiters: number;
+  settled: boolean;
+}
+
+/** Waits for `promise`, but gives up with `cancelled` as soon as `signal` aborts. */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(cancelledError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(cancelledError(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/** Errors that say the server itself is unusable (as opposed to one bad request). */
+function isServerLevel(err: unknown): err is RuntimeError {
+  return err instanceof RuntimeError && (err.code === "engine_unavailable" || err.code === "engine_auth");
+}
+
+export class OpenAiEngine implements Engine {
+  readonly kind = "openai" as const;
+  readonly modelName: string;
+  private readonly client: OpenAI;
+  /** The id sent to the server: `model:` from the config, else the config name. */
+  private readonly model: string;
+  private readonly baseUrl: string;
+  private readonly logger: Logger;
+  private readonly probeTimeoutMs: number | undefined;
+  private state: EngineState = "stopped";
+  private detail: string | undefined = "not warmed up";
+  private probe: Probe | undefined;
+  private closed = false;
+  /** One controller per running generate, so close() can stop them all. */
+  private readonly active = new Set<AbortController>();
+
+  constructor(modelName: string, config: ModelConfig, deps: OpenAiEngineDeps) {
+    if (config.base_url === null) {
+      // The config schema already requires it for engine "openai"; this guards direct construction.
+      throw new RuntimeError("config_invalid", `llama.models.${modelName}.base_url is required for engine "openai"`);
+    }
+    this.modelName = modelName;
+    this.model = config.model ?? modelName;
+    this.baseUrl = config.base_url;
+    this.logger = deps.logger.child({ engine: "openai", model: modelName });
+    this.probeTimeoutMs = deps.probeTimeoutMs;
+    // The api key goes to the client only; it is never logged or put in health info.
+    this.client = createOpenAiClient({
+      baseUrl: config.base_url,
+      apiKey: config.api_key,
+      logger: this.logger,
+      ...(deps.fetch !== undefined ? { fetch: deps.fetch } : {}),
+      ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
+    });
+  }
+
+  async warmUp(options: WarmUpOptions = {}): Promise<void> {
+    this.assertOpen();
+    if (this.state === "ready") return;
+    const { signal } = options;
+    if (signal?.aborted) throw cancelledError(signal.reason);
+    options.onProgress?.({ phase: "checking" });
+    const probe = this.probe ?? this.startProbe();
+    probe.waiters += 1;
+    try {
+      await raceAbort(probe.promise, signal);
+    } finally {
+      probe.waiters -= 1;
+      // Nobody waits any more: stop the check rather than leave a request running.
+      if (probe.waiters === 0 && !probe.settled) probe.controller.abort();
+    }
+  }
+
+  private startProbe(): Probe {
+    const controller = new AbortController();
+    const previous = { state: this.state, detail: this.detail };
+    this.state = "starting";
+    this.detail = `checking ${this.baseUrl}`;
+    const probe: Probe = { controller, waiters: 0, settled: false, promise: Promise.resolve() };
+    probe.promise = (async () => {
+      try {
+        await probeModels(this.client, {
+          model: this.model,
+          signal: controller.signal,
+          logger: this.logger,
+          ...(this.probeTimeoutMs !== undefined ? { timeoutMs: this.probeTimeoutMs } : {}),
+        });
+        if (!this.closed) {
+          this.markReady();
+          this.logger.info({ baseUrl: this.baseUrl, model: this.model }, "openai engine ready");
+        }
+      } catch (err) {
+        if (controller.signal.aborted) {
+          // Abandoned by every waiter (or closed): not a verdict on the server.
+          if (!this.closed) ({ state: this.state, detail: this.detail } = previous);
+        } else {
+          const message = err instanceof Error ? err.message : String(err);
+          this.state = "down";
+          this.detail = message;
+          this.logger.warn({ baseUrl: this.baseUrl, code: err instanceof RuntimeError ? err.code : undefined, err: message }, "openai engine warm-up failed");
+        }
+        throw err;
+      } finally {
+        probe.settled = true;
+        // A failed or abandoned warm-up can be retried by the next caller.
+        if (this.probe === probe) this.probe = undefined;
+      }
+    })();
+    // Waiters observe the rejection through raceAbort; this keeps an abandoned probe from
+    // surfacing as an unhandled rejection.
+    probe.promise.catch(() => undefined);
+    this.probe = probe;
+    return probe;
+  }
+
+  async *generate(request: GenerateRequest): AsyncGenerator<EngineChunk, void, undefined> {
+    this.assertOpen();
+    const callerSignal = request.signal;
+    if (callerSignal?.aborted) throw cancelledError(callerSignal.reason);
+    // Linked to the caller's signal and owned by us, so close() can cancel the request too.
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(callerSignal?.reason);
+    callerSignal?.addEventListener("abort", onAbort, { once: true });
+    this.active.add(controller);
+    try {
+      yield* streamOpenAiChat({
+        client: this.client,
+        model: this.model,
+        request: { ...request, signal: controller.signal },
+        logger: this.logger,
+      });
+      // A full answer proves the server works, whether or not warmUp was ever called.
+      if (!this.closed) this.markReady();
+    } catch (err) {
+      if (isServerLevel(err) && !this.closed) {
+        this.state = "down";
+        this.detail = err.message;
+      }
+      throw err;
+    } finally {
+      callerSignal?.removeEventListener("abort", onAbort);
+      this.active.delete(controller);
+    }
+  }
+
+  health(): EngineHealth {
+    return {
+      state: this.state,
+      degradationTier: "NORMAL",
+      ...(this.detail !== undefined ? { detail: this.detail } : {}),
+      info: { baseUrl: this.baseUrl, model: this.model, activeRequests: this.active.size },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.probe?.controller.abort();
+    for (const controller of this.active) controller.abort(new Error("engine closed"));
+    this.state = "stopped";
+    this.detail = "closed";
+  }
+
+  private markReady(): void {
+    this.state = "ready";
+    this.detail = undefined;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeError("engine_unavailable", `The openai engine for model "${this.modelName}" is closed`);
+  }
+}

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { buildContext, estimateTokens, systemMessage } from "../../src/agent/prompt.js";
+import { extractTextToolCalls } from "../../src/agent/text-tool-calls.js";
+import { ThinkSplitter } from "../../src/agent/think-splitter.js";
+import { checkToolArguments } from "../../src/agent/tool-arguments.js";
+import { capToolOutput, previewOf, unansweredCalls } from "../../src/agent/turn-state.js";
+import type { ChatMessage } from "../../src/engine/chat-types.js";
+import type { ToolDescriptor } from "../../src/tools/tool-types.js";
+
+function splitAll(deltas: string[]): { text: string; thinking: string } {
+  const splitter = new ThinkSplitter();
+  let text = "";
+  let thinking = "";
+  for (const delta of [...deltas.map((d) => splitter.push(d)), splitter.flush()]) {
+    text += delta.text;
+    thinking += delta.thinking;
+  }
+  return { text, thinking };
+}
+
+const echo: ToolDescriptor = {
+  name: "echo",
+  server: "s",
+  remoteName: "echo",
+  requiresApproval: false,
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+};
+
+describe("ThinkSplitter", () => {
+  it("separates <think> blocks from the answer, even with tags split across deltas", () => {
+    assert.deepEqual(splitAll(["<thi", "nk>plan it</th", "ink>Hello", " world"]), { text: "Hello world", thinking: "plan it" });
+    assert.deepEqual(splitAll(["a < b and <", "b> stays"]), { text: "a < b and <b> stays", thinking: "" });
+    assert.deepEqual(splitAll(["<think>unfinished"]), { text: "", thinking: "unfinished" });
+  });
+});
+
+describe("text tool-call fallback", () => {
+  it("reads Hermes-style blocks and reports unreadable ones", () => {
+    const { calls, rest } = extractTextToolCalls('Sure.<tool_call>{"name": "echo", "arguments": {"text": "hi"}}</tool_call>');
+    assert.equal(rest, "Sure.");
+    assert.equal(calls[0]?.name, "echo");
+    assert.deepEqual(JSON.parse(calls[0]?.arguments ?? ""), { text: "hi" });
+    const bad = extractTextToolCalls("<tool_call>{not json</tool_call>");
+    assert.equal(bad.calls[0]?.name, "");
+    assert.match(bad.calls[0]?.error ?? "", /not valid JSON/);
+    assert.deepEqual(extractTextToolCalls("plain answer"), { calls: [], rest: "plain answer" });
+  });
+});
+
+describe("checkToolArguments", () => {
+  it("accepts valid arguments and explains invalid ones", () => {
+    assert.deepEqual(checkToolArguments(echo, '{"text":"hi"}'), { ok: true, args: { text: "hi" } });
+    const notJson = checkToolArguments(echo, "{text: hi}");
+    assert.ok(!notJson.ok && /not valid JSON/.test(notJson.problem));
+    const notObject = checkToolArguments(echo, "[1]");
+    assert.ok(!notObject.ok && /JSON object/.test(notObject.problem));
+    const wrong = checkToolArguments(echo, '{"text": 5}');
+    assert.ok(!wrong.ok && /text/.test(wrong.problem));
+  });
+});
+
+describe("prompt", () => {
+  it("puts memory snippets into the system message", () => {
+    assert.deepEqual(systemMessage("Be brief.", []), { role: "system", content: "Be brief." });
+    const withMemory = systemMessage("Be brief.", [{ text: "the cat is\nnamed Tom", source: "s", score: 1 }]);
+    assert.match(withMemory.content as string, /Be brief\.\n\n.*\n- the cat is named Tom$/);
+  });
+
+  it("drops history oldest-first in whole turns and keeps system and current turn", () => {
+    const turnOf = (i: number): ChatMessage[] => [
+      { role: "user", content: `question ${i} ${"x".repeat(300)}` },
+      { role: "assistant", content: "", tool_calls: [{ id: `c${i}`, name: "echo", arguments: "{}" }] },
+      { role: "tool", tool_call_id: `c${i}`, name: "echo", content: "y".repeat(300) },
+      { role: "assistant", content: `answer ${i}` },
+    ];
+    const history = [0, 1, 2, 3, 4].flatMap(turnOf);
+    const system: ChatMessage = { role: "system", content: "sys" };
+    const turn: ChatMessage[] = [{ role: "user", content: "now" }];
+    const all = buildContext({ system, history, turn, ctxSize: 100_000, maxTokens: 100 });
+    assert.equal(all.droppedMessages, 0);
+    const budget = estimateTokens(history.slice(8)) + estimateTokens([system, ...turn]) + 100 + 5;
+    const cut = buildContext({ system, history, turn, ctxSize: budget, maxTokens: 100 });
+    assert.equal(cut.droppedMessages, 8);
+    assert.deepEqual(cut.context[0], system);
+    assert.equal(cut.context[1]?.role, "user");
+  });
+});
+
+describe("turn state helpers", () => {
+  it("finds the calls of the last assistant message that have no result", () => {
+    const messages: ChatMessage[] = [
+      { role: "user", content: "go" },
+      { role: "assistant", content: "", tool_calls: [{ id: "a", name: "x", arguments: "{}" }, { id: "b", name: "y", arguments: "{}" }] },
+      { role: "tool", tool_call_id: "a", name: "x", content: "done" },
+    ];
+    assert.deepEqual(unansweredCalls(messages).map((c) => c.id), ["b"]);
+    assert.deepEqual(unansweredCalls([...messages, { role: "tool", tool_call_id: "b", name: "y", content: "ok" }]), []);
+    assert.deepEqual(unansweredCalls([{ role: "user", content: "hi" }]), []);
+  });
+
+  it("caps tool output with a marker and makes one-line previews", () => {
+    assert.equal(capToolOutput("short", 100), "short");
+    const capped = capToolOutput("é".repeat(100), 51);
+    assert.match(capped, /\n…\[truncated \d+ bytes\]$/);
+    assert.ok(!capped.includes("\uFFFD"));
+    assert.equal(previewOf("a\n  b\tc"), "a b c");
+    assert.equal(previewOf("z".repeat(500)).length, 160);
+  });
+});
