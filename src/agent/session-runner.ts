@@ -40,6 +40,21 @@ export interface SessionRunnerDeps {
 
 const MEMORY_BUDGET_TOKENS = 256;
 
+interface RunContext {
+  userId: string;
+  sessionId: string;
+  request: TurnRequest;
+  options: { signal: AbortSignal; emit: EmitEvent };
+  warnings: string[];
+  turn: TurnState;
+  traceId: string;
+  agentName: string;
+  userInput: string;
+  resumeDecision: "approve" | "decline" | undefined;
+  save: (status: Checkpoint["status"], pending: Checkpoint["pending"]) => Promise<void>;
+  log: Logger;
+}
+
 /**
  * The one turn entry for every front door: load the session, warm up once, retrieve memory,
  * run the AgentLoop with a checkpoint after each step, persist the finished turn.
@@ -61,7 +76,7 @@ export class SessionRunner {
   }
 
   private async locked(userId: string, sessionId: string, request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
-    const { store, memory, config } = this.deps;
+    const { store } = this.deps;
     const warnings: string[] = [];
     const checkpoint = await store.readCheckpoint(userId, sessionId);
     let turn: TurnState;
@@ -87,10 +102,6 @@ export class SessionRunner {
       turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
       traceId = randomBytes(8).toString("hex");
     }
-    const agent = this.resolveAgent(agentName)[1];
-    const model = config.llama.models[agent.model];
-    if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
-    const engine = this.deps.engineFor(agent.model);
     const log = this.deps.logger.child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
     const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>
       store.writeCheckpoint(userId, sessionId, {
@@ -99,6 +110,25 @@ export class SessionRunner {
       });
     // Saved before anything can fail, so a cancel or crash during the first step is resumable.
     await save("running", null);
+    try {
+      return await this.run({ userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log });
+    } catch (error) {
+      // A cancelled or crashed turn keeps its checkpoint (resume: true continues it). A new turn
+      // that failed before any progress (model missing, engine down) leaves nothing to resume.
+      if (!options.signal.aborted && request.resume !== true && turn.messages.length <= 1) {
+        await store.clearCheckpoint(userId, sessionId).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  private async run(ctx: RunContext): Promise<TurnResult> {
+    const { userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log } = ctx;
+    const { store, memory, config } = this.deps;
+    const agent = this.resolveAgent(agentName)[1];
+    const model = config.llama.models[agent.model];
+    if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
+    const engine = this.deps.engineFor(agent.model);
 
     options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
     await Promise.all([engine.warmUp({ signal: options.signal }), this.deps.tools.start(options.signal), memory.ensureUser(userId)]);

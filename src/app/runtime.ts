@@ -1,10 +1,14 @@
 import type { Logger } from "pino";
-import type { ConfigState } from "../config/load-config.js";
+import type { SessionRunner } from "../agent/session-runner.js";
+import { requireConfig, type ConfigState } from "../config/load-config.js";
 import { stdioSchema } from "../config/schema.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
+import { planModels } from "../engine/plan/plan-models.js";
+import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
+import { createAgentCore, type AgentCore } from "./agent-core.js";
 
 export interface RuntimeOptions {
   configState: ConfigState;
@@ -15,13 +19,17 @@ export interface RuntimeOptions {
 
 /**
  * The composition root: everything a front door needs, built once from the config and handed
- * down. No module keeps state of its own. Engines, tools and sessions join here in later issues.
+ * down. No module keeps state of its own.
  */
 export interface Runtime {
   readonly info: PackageInfo;
   readonly configState: ConfigState;
   readonly logger: Logger;
   runDoctor(signal?: AbortSignal): Promise<DoctorReport>;
+  /** The turn entry; built on first use. Throws config_missing / config_invalid without a valid config. */
+  sessionRunner(): SessionRunner;
+  /** `plan`: needs a valid config (config_missing / config_invalid otherwise). */
+  runPlan(params: { model?: string }, signal?: AbortSignal): Promise<ModelPlanReport>;
   stdioLimits(): StdioLimits;
   close(): Promise<void>;
 }
@@ -35,11 +43,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
   // Stdio limits work without a valid config: a broken config must never kill serve-stdio.
   const stdio = configState.status === "loaded" ? configState.config.stdio : stdioSchema.parse({});
+  let core: AgentCore | null = null;
+  const agentCore = (): AgentCore => (core ??= createAgentCore(requireConfig(configState), logger, env));
   return {
     info,
     configState,
     logger,
     runDoctor: (signal) => runDoctor({ configState, version: info.version, env, ...(signal ? { signal } : {}) }),
+    runPlan: async (params, signal) => planModels(requireConfig(configState), { logger, env, ...params, ...(signal ? { signal } : {}) }),
     stdioLimits: () => ({
       maxLineBytes: stdio.max_line_bytes,
       writerQueueSize: stdio.writer_queue_size,
@@ -47,6 +58,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       shutdownGraceMs: stdio.shutdown_grace_ms,
       maxInFlight: 256,
     }),
-    close: async () => undefined,
+    sessionRunner: () => agentCore().runner,
+    close: async () => {
+      await core?.close();
+    },
   };
 }

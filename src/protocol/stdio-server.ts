@@ -71,7 +71,9 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
   const execute = async (request: Request, controller: AbortController): Promise<void> => {
     const log = logger.child({ req_id: request.id, method: request.method });
     const emit = (event: string, fields: Record<string, unknown> = {}): void => {
-      const message: EventMessage = { ...fields, id: request.id, type: "event", event };
+      // Seed order: id, type, event, then the event's own fields (which never replace those three).
+      const message: EventMessage = { id: request.id, type: "event", event };
+      for (const [key, value] of Object.entries(fields)) if (!(key in message)) message[key] = value;
       const line = encode(message, logger);
       if (line !== null) writer.offer(line);
     };

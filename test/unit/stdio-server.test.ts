@@ -90,9 +90,10 @@ describe("runStdioServer", () => {
     const h = start(() => [["stream", streamer]]);
     h.input.end('{"id":9,"method":"stream"}\n');
     await h.done;
+    assert.match(JSON.stringify(h.lines()[0]), /^\{"id":9,"type":"event","event":"llm_chunk","step":0,"delta":"Hel"\}$/);
     assert.deepEqual(h.lines(), [
-      { step: 0, delta: "Hel", id: 9, type: "event", event: "llm_chunk" },
-      { step: 0, delta: "lo", id: 9, type: "event", event: "llm_chunk" },
+      { id: 9, type: "event", event: "llm_chunk", step: 0, delta: "Hel" },
+      { id: 9, type: "event", event: "llm_chunk", step: 0, delta: "lo" },
       { id: 9, type: "result", result: { response: "Hello" } },
     ]);
   });

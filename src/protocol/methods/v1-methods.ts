@@ -1,5 +1,8 @@
+import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
+import { cancelMethod } from "./cancel.js";
+import { chatMethod } from "./chat.js";
 import { doctorMethod } from "./doctor.js";
 import { initializeMethod } from "./initialize.js";
 import { pingMethod } from "./ping.js";
@@ -12,6 +15,8 @@ export interface V1Services {
   maxLineBytes: number;
   runDoctor(signal: AbortSignal): Promise<unknown>;
   runPlan(params: { model?: string }, signal: AbortSignal): Promise<unknown>;
+  /** Throws config_missing / config_invalid when there is no valid config. */
+  sessionRunner(): SessionRunner;
 }
 
 /** The v1 method table. New methods (plan, chat, cancel) are added here and nowhere else. */
@@ -21,6 +26,8 @@ export function createV1Methods(services: V1Services, control: StdioControl): Me
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
+  table.set("chat", chatMethod(() => services.sessionRunner()));
+  table.set("cancel", cancelMethod(control));
   table.set("shutdown", shutdownMethod(control));
   return table;
 }

@@ -1,0 +1,75 @@
+import type { Logger } from "pino";
+import type { Config } from "../config/schema.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { physicalCores } from "./cpu-cores.js";
+import { EmbeddedEngine } from "./embedded/embedded-engine.js";
+import type { LlamaRuntime } from "./embedded/llama-runtime.js";
+import type { Engine } from "./engine.js";
+import { LlamaServerEngine } from "./llama-server/llama-server-engine.js";
+import { OpenAiEngine } from "./openai/openai-engine.js";
+
+export interface EngineFactoryDeps {
+  config: Config;
+  logger: Logger;
+  llama: LlamaRuntime;
+  /** Checks GGUF metadata before llama.cpp loads it. */
+  validateModel?: (path: string) => Promise<void>;
+}
+
+/** The engine for `llama.models.<name>`, chosen by its `engine` key. */
+export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
+  const model = deps.config.llama.models[name];
+  if (model === undefined) throw new RuntimeError("config_invalid", `No model "${name}" under llama.models`);
+  const logger = deps.logger.child({ model: name });
+  switch (model.engine) {
+    case "embedded":
+      return new EmbeddedEngine(name, model, {
+        llama: deps.llama,
+        logger,
+        parallel: model.parallel,
+        ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
+      });
+    case "llama-server":
+      return new LlamaServerEngine(name, model, {
+        binary: deps.config.llama.binary,
+        dataDir: deps.config.app.data_dir,
+        logger,
+        threads: model.threads === "auto" ? physicalCores() : model.threads,
+        gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
+        parallel: model.parallel,
+      });
+    case "openai":
+      return new OpenAiEngine(name, model, { logger });
+    default: {
+      const unreachable: never = model.engine;
+      throw new RuntimeError("config_invalid", `Unknown engine ${String(unreachable)}`);
+    }
+  }
+}
+
+/** One engine per configured model, created on first use and closed together. */
+export class EngineRegistry {
+  private readonly engines = new Map<string, Engine>();
+
+  constructor(private readonly deps: EngineFactoryDeps) {}
+
+  get(name: string): Engine {
+    let engine = this.engines.get(name);
+    if (engine === undefined) {
+      engine = createEngine(name, this.deps);
+      this.engines.set(name, engine);
+    }
+    return engine;
+  }
+
+  /** Engines created so far, by model name. */
+  created(): ReadonlyMap<string, Engine> {
+    return this.engines;
+  }
+
+  async closeAll(): Promise<void> {
+    const engines = [...this.engines.values()];
+    this.engines.clear();
+    await Promise.allSettled(engines.map((engine) => engine.close()));
+  }
+}
