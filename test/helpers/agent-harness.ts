@@ -1,0 +1,58 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pino } from "pino";
+import type { AgentEvent } from "../../src/agent/events.js";
+import { SessionRunner, type TurnRequest, type TurnResult } from "../../src/agent/session-runner.js";
+import { parseConfigText } from "../../src/config/load-config.js";
+import type { Config } from "../../src/config/schema.js";
+import type { Engine } from "../../src/engine/engine.js";
+import { createStore, type Store } from "../../src/store/create-store.js";
+import type { ToolProvider } from "../../src/tools/tool-types.js";
+
+export interface Harness {
+  runner: SessionRunner;
+  store: Store;
+  config: Config;
+  dataDir: string;
+  /** Runs a turn and collects its events. */
+  turn: (request: TurnRequest, signal?: AbortSignal) => Promise<{ result: TurnResult; events: AgentEvent[] }>;
+  events: AgentEvent[];
+}
+
+/** A SessionRunner over a real on-disk store in a temp folder, with the given engine and tools. */
+export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml = "", dataDir?: string): Promise<Harness> {
+  const dir = dataDir ?? (await mkdtemp(path.join(tmpdir(), "local-ai-agent-")));
+  const parsed = parseConfigText(
+    `app:\n  data_dir: ${JSON.stringify(dir)}\n${appYaml}llama:\n  models:\n    default:\n      path: /unused.gguf\nagents:\n  assistant:\n    temperature: 0\n    system_prompt: Be helpful.\n`,
+    {},
+    "/",
+  );
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  const store = createStore(dir);
+  const runner = new SessionRunner({ config: parsed.config, engineFor: () => engine, tools, store: store.sessions, memory: store.memory, logger: pino({ level: "silent" }) });
+  const events: AgentEvent[] = [];
+  return {
+    runner,
+    store,
+    config: parsed.config,
+    dataDir: dir,
+    events,
+    turn: async (request, signal) => {
+      const mine: AgentEvent[] = [];
+      const result = await runner.runTurn(request, {
+        signal: signal ?? new AbortController().signal,
+        emit: (event) => {
+          mine.push(event);
+          events.push(event);
+        },
+      });
+      return { result, events: mine };
+    },
+  };
+}
+
+/** `event` names with their step, e.g. "llm_start@0", for order assertions. */
+export function eventTrail(events: readonly AgentEvent[]): string[] {
+  return events.map((event) => ("step" in event ? `${event.event}@${event.step}` : event.event));
+}

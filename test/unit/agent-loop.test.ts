@@ -1,0 +1,175 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ChatMessage } from "../../src/engine/chat-types.js";
+import { RuntimeError } from "../../src/shared/runtime-error.js";
+import { agentHarness, eventTrail } from "../helpers/agent-harness.js";
+import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";
+import { callTool, say, ScriptedEngine } from "../helpers/scripted-engine.js";
+
+const echoSchema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
+const echoTool = (extra: Record<string, unknown> = {}) => ({ name: "echo", inputSchema: echoSchema, replies: { content: "echo: hi" }, ...extra });
+const lastTool = (messages: ChatMessage[]): string => {
+  const tool = [...messages].reverse().find((m) => m.role === "tool");
+  return tool?.role === "tool" ? tool.content : "";
+};
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => error instanceof RuntimeError && error.code === code);
+}
+
+describe("AgentLoop through the SessionRunner (scripted engine, real store)", () => {
+  it("tool call -> tool -> final, with the seed's events in order, persisted", async () => {
+    const engine = new ScriptedEngine([callTool("echo", { text: "hi" }), say("It said hi.")]);
+    const tools = new ScriptedToolProvider([echoTool()]);
+    const h = await agentHarness(engine, tools);
+    const { result, events } = await h.turn({ session_id: "s1", input: "echo hi" });
+    assert.equal(result.response, "It said hi.");
+    assert.deepEqual(result.warnings, []);
+    assert.deepEqual(eventTrail(events), [
+      "run_start", "memory_start",
+      "llm_start@0", "usage@0", "llm_done@0", "tool_start@0", "tool_done@0",
+      "llm_start@1", "llm_chunk@1", "usage@1", "llm_done@1", "final@1",
+    ]);
+    const done = events.find((e) => e.event === "tool_done");
+    assert.ok(done?.event === "tool_done");
+    assert.equal(done.status, "ok");
+    assert.equal(done.preview, "echo: hi");
+    assert.equal(done.retryable, false);
+    assert.equal(typeof done.ms, "number");
+    assert.deepEqual(tools.calls.map((c) => c.args), [{ text: "hi" }]);
+    assert.equal(lastTool(engine.requests[1]!.messages), "echo: hi");
+    assert.equal(await h.store.sessions.readCheckpoint("default_user", "s1"), null);
+    const history = await h.store.sessions.loadHistory("default_user", "s1");
+    assert.deepEqual(history.messages.map((m) => m.role), ["user", "assistant", "tool", "assistant"]);
+  });
+
+  it("re-prompts salvageable parse failures, then aborts with parse_errors as a result", async () => {
+    const bad = [callTool("echo", "{not json"), callTool("nope", {}), callTool("echo", { text: 5 })];
+    const engine = new ScriptedEngine(bad);
+    const tools = new ScriptedToolProvider([echoTool()]);
+    const h = await agentHarness(engine, tools, "  max_parse_errors: 2\n");
+    const { result, events } = await h.turn({ session_id: "p", input: "go" });
+    assert.deepEqual(result.warnings, ["loop_abort: parse_errors"]);
+    assert.deepEqual(events.filter((e) => e.event === "tool_done").map((e) => e.event === "tool_done" && e.status), ["error", "error", "error"]);
+    assert.deepEqual(events.at(-1), { event: "loop_abort", step: 2, reason: "parse_errors" });
+    assert.equal(tools.calls.length, 0, "no invalid call reaches a tool");
+    assert.match(lastTool(engine.requests[1]!.messages), /not valid JSON/);
+    assert.match(lastTool(engine.requests[2]!.messages), /no tool named "nope"/);
+  });
+
+  it("a corrected call after a parse failure goes through", async () => {
+    const engine = new ScriptedEngine([callTool("echo", { txt: "hi" }), callTool("echo", { text: "hi" }, "c2"), say("done")]);
+    const h = await agentHarness(engine, new ScriptedToolProvider([echoTool()]));
+    const { result } = await h.turn({ session_id: "p2", input: "go" });
+    assert.equal(result.response, "done");
+    assert.deepEqual(result.warnings, []);
+  });
+
+  it("stops at max_steps with a result carrying the reason", async () => {
+    const engine = new ScriptedEngine([0, 1, 2].map((i) => callTool("echo", { text: "hi" }, `c${i}`)));
+    const h = await agentHarness(engine, new ScriptedToolProvider([echoTool()]), "  max_steps: 3\n");
+    const { result, events } = await h.turn({ session_id: "m", input: "loop" });
+    assert.deepEqual(result.warnings, ["loop_abort: max_steps"]);
+    assert.deepEqual(events.at(-1), { event: "loop_abort", step: 2, reason: "max_steps" });
+  });
+
+  it("cancel during generation answers cancelled and keeps the turn resumable", async () => {
+    const engine = new ScriptedEngine([[{ type: "text", delta: "a" }, { type: "text", delta: "b" }, { type: "text", delta: "c" }, { type: "end", finishReason: "stop" }], say("resumed answer")], 50);
+    const h = await agentHarness(engine, new ScriptedToolProvider([]));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 80);
+    await rejectsWith(h.turn({ session_id: "c", input: "long" }, controller.signal), "cancelled");
+    const checkpoint = await h.store.sessions.readCheckpoint("default_user", "c");
+    assert.equal(checkpoint?.status, "running");
+    const { result } = await h.turn({ session_id: "c", resume: true });
+    assert.equal(result.response, "resumed answer");
+    assert.equal(result.trace_id, checkpoint?.trace_id);
+  });
+
+  it("cancel during a tool call aborts the tool quickly", async () => {
+    const engine = new ScriptedEngine([callTool("echo", { text: "hi" })]);
+    const tools = new ScriptedToolProvider([echoTool({ replies: { content: "late", delayMs: 10_000 } })]);
+    const h = await agentHarness(engine, tools);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    await rejectsWith(h.turn({ session_id: "t", input: "go" }, controller.signal), "cancelled");
+    assert.ok(Date.now() - started < 2000);
+    const done = h.events.find((e) => e.event === "tool_done");
+    assert.ok(done?.event === "tool_done" && done.status === "cancelled");
+  });
+
+  it("a tool that needs approval pauses the turn; resume with approval runs it", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }), say("written")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true, replies: { content: "ok" } }]);
+    const h = await agentHarness(engine, tools);
+    const first = await h.turn({ session_id: "a", input: "write x" });
+    assert.deepEqual(first.result.warnings, ["approval_required: write"]);
+    assert.deepEqual(first.result.pending_approval, { tool: "write", args: { text: "x" } });
+    const paused = first.events.find((e) => e.event === "tool_done");
+    assert.ok(paused?.event === "tool_done" && paused.status === "approval_required");
+    assert.equal(tools.calls.length, 0, "nothing runs without approval");
+    assert.equal((await h.store.sessions.readCheckpoint("default_user", "a"))?.status, "paused");
+
+    const second = await h.turn({ session_id: "a", resume: true, approve_execution: true });
+    assert.equal(second.result.response, "written");
+    assert.equal(tools.calls.length, 1);
+    assert.deepEqual(eventTrail(second.events).slice(0, 4), ["run_start", "memory_start", "tool_start@0", "tool_done@0"]);
+    assert.equal(await h.store.sessions.readCheckpoint("default_user", "a"), null);
+  });
+
+  it("resume without approval declines the call, tells the model, and continues", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }), say("ok, not writing")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const h = await agentHarness(engine, tools);
+    await h.turn({ session_id: "d", input: "write x" });
+    const { result, events } = await h.turn({ session_id: "d", resume: true });
+    assert.equal(result.response, "ok, not writing");
+    assert.equal(tools.calls.length, 0);
+    const denied = events.find((e) => e.event === "tool_done");
+    assert.ok(denied?.event === "tool_done" && denied.status === "denied");
+    assert.match(lastTool(engine.requests[1]!.messages), /declined/);
+  });
+
+  it("approve_execution up front runs such a tool without pausing", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }), say("written")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const h = await agentHarness(engine, tools);
+    const { result } = await h.turn({ session_id: "u", input: "write", approve_execution: true });
+    assert.equal(result.response, "written");
+    assert.equal(tools.calls.length, 1);
+  });
+
+  it("keeps reasoning out of the response and llm_chunk", async () => {
+    const engine = new ScriptedEngine([[
+      { type: "reasoning", delta: "engine thoughts" },
+      { type: "text", delta: "<think>inline " },
+      { type: "text", delta: "thoughts</think>The answer." },
+      { type: "end", finishReason: "stop" },
+    ]]);
+    const h = await agentHarness(engine, new ScriptedToolProvider([]));
+    const { result, events } = await h.turn({ session_id: "r", input: "q" });
+    assert.equal(result.response, "The answer.");
+    const thinking = events.flatMap((e) => (e.event === "thinking_chunk" ? [e.delta] : [])).join("");
+    assert.equal(thinking, "engine thoughtsinline thoughts");
+    assert.equal(events.flatMap((e) => (e.event === "llm_chunk" ? [e.delta] : [])).join(""), "The answer.");
+  });
+
+  it("a second turn sees the first, and hostile ids never reach the disk", async () => {
+    const engine = new ScriptedEngine([say("first"), say("second")]);
+    const h = await agentHarness(engine, new ScriptedToolProvider([]));
+    await h.turn({ session_id: "two", input: "one" });
+    await h.turn({ session_id: "two", input: "two" });
+    assert.deepEqual(engine.requests[1]!.messages.map((m) => m.role), ["system", "user", "assistant", "user"]);
+    for (const bad of ["../etc", "a/b", ".hidden", "", "x".repeat(65)]) {
+      await rejectsWith(h.turn({ session_id: bad, input: "x" }), "invalid_request");
+      await rejectsWith(h.turn({ user_id: bad, input: "x" }), "invalid_request");
+    }
+    await rejectsWith(h.turn({ agent: "nobody", input: "x" }), "invalid_params");
+  });
+
+  it("resume with nothing to resume is invalid_request", async () => {
+    const h = await agentHarness(new ScriptedEngine([]), new ScriptedToolProvider([]));
+    await rejectsWith(h.turn({ session_id: "none", resume: true }), "invalid_request");
+  });
+});
