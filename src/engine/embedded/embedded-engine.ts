@@ -113,7 +113,7 @@ export class EmbeddedEngine implements Engine {
     });
     const chatWrapper = module.resolveChatWrapper(model);
     this.deps.logger.info(
-      { model: this.modelName, path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
+      { path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
       "embedded model loaded",
     );
     return { model, context, pool: new SequencePool(context, this.deps.parallel), chatWrapper };
