@@ -36,7 +36,7 @@ const ask = (input: string, extra: Partial<GenerateRequest> = {}): GenerateReque
   ...extra,
 });
 
-const echoTool = { name: "echo", description: "Echo the text back", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } };
+const echoTool = { name: "echo", description: "Echo the text back", parameters: { type: "object", properties: { message: { type: "string" } }, required: ["message"] } };
 
 describe("embedded engine (node-llama-cpp, generated GGUF)", () => {
   let demo: EmbeddedEngine;
@@ -111,10 +111,10 @@ describe("embedded engine (node-llama-cpp, generated GGUF)", () => {
     const call = first.find((c) => c.type === "tool_call");
     assert.ok(start && start.type === "tool_call_start" && start.name === "echo", JSON.stringify(first));
     assert.ok(call && call.type === "tool_call");
-    assert.deepEqual(JSON.parse(call.call.arguments), { text: "hi" });
+    assert.deepEqual(JSON.parse(call.call.arguments), { message: "hi" });
     assert.equal(call.call.id, start.id);
     const deltas = first.filter((c) => c.type === "tool_call_delta").map((c) => (c.type === "tool_call_delta" ? c.delta : "")).join("");
-    assert.deepEqual(JSON.parse(deltas), { text: "hi" });
+    assert.deepEqual(JSON.parse(deltas), { message: "hi" });
     assert.deepEqual(first[first.length - 1], { type: "end", finishReason: "tool_calls" });
 
     const second = await collect(

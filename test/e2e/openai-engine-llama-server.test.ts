@@ -20,7 +20,7 @@ if (binary === null) process.stderr.write(LLAMA_SERVER_MISSING_MESSAGE);
 const ECHO_TOOL: ToolSpec = {
   name: "echo",
   description: "Echo the given text back.",
-  parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  parameters: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
 };
 
 function config(baseUrl: string, overrides: Partial<ModelConfig> = {}): ModelConfig {
@@ -49,7 +49,7 @@ function skipWithoutBinary(t: TestContext): boolean {
 describe("openai engine against a real llama-server", () => {
   /** Plain demo model: answers DEMO_SENTENCE. */
   let demo: LlamaServerHandle | undefined;
-  /** Tool-mode demo model behind --api-key: calls echo {"text":"hi"} on /echo. */
+  /** Tool-mode demo model behind --api-key: calls echo {"message":"hi"} on /echo. */
   let tools: LlamaServerHandle | undefined;
   /** Tiny random model: never emits end-of-generation, so a stream runs until max_tokens (abort tests). */
   let tiny: LlamaServerHandle | undefined;
@@ -115,7 +115,7 @@ describe("openai engine against a real llama-server", () => {
     assert.equal(call.index, 0);
     assert.equal(call.call.id, start.id);
     assert.equal(call.call.name, "echo");
-    assert.deepEqual(JSON.parse(call.call.arguments), { text: "hi" });
+    assert.deepEqual(JSON.parse(call.call.arguments), { message: "hi" });
     const deltas = chunks.filter((c) => c.type === "tool_call_delta").map((c) => (c.type === "tool_call_delta" ? c.delta : ""));
     assert.equal(deltas.join(""), call.call.arguments, "the deltas add up to the complete arguments");
     assert.deepEqual(chunks.at(-1), { type: "end", finishReason: "tool_calls" });

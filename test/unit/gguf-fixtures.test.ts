@@ -213,10 +213,10 @@ describe("demo model", () => {
     const functions = {
       echo: defineChatSessionFunction({
         description: "Echo the text back",
-        params: { type: "object", properties: { text: { type: "string" } } },
+        params: { type: "object", properties: { message: { type: "string" } } },
         handler: (params) => {
           calls.push(params);
-          return params.text;
+          return params.message;
         },
       }),
     };
@@ -225,11 +225,11 @@ describe("demo model", () => {
       // The demo vocab spells prompts byte by byte, and the tool prompt is ~700 bytes.
       const session = await chat(model, 2048);
       assert.equal(await session.prompt(`${DEMO_TOOL_TRIGGER} hi`, { functions, temperature, maxTokens: 80 }), DEMO_SENTENCE);
-      assert.deepEqual(calls, [{ text: "hi" }]);
+      assert.deepEqual(calls, [{ message: "hi" }]);
       assert.equal(await session.prompt("Thanks. Who are you?", { functions, temperature, maxTokens: 80 }), DEMO_SENTENCE);
       assert.equal(calls.length, 1, "no call without the trigger");
       assert.equal(await session.prompt(`${DEMO_TOOL_TRIGGER} again`, { functions, temperature, maxTokens: 80 }), DEMO_SENTENCE);
-      assert.deepEqual(calls, [{ text: "hi" }, { text: "hi" }], "a later /echo calls again");
+      assert.deepEqual(calls, [{ message: "hi" }, { message: "hi" }], "a later /echo calls again");
       session.dispose();
     }
     // Without functions the raw reply is the call text an OpenAI-style server would parse.

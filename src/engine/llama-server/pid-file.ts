@@ -1,0 +1,88 @@
+// The pid file `<data_dir>/run/llama-server-<model>.pid` names the child we started, so that
+// the next start can reap a server orphaned by a crash (or SIGKILL) of our own process. It is
+// only a hint: nothing is killed unless the live process's command line proves it is that
+// llama-server on that port (pids get reused).
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+export interface PidRecord {
+  pid: number;
+  port: number;
+  binary: string;
+  model: string;
+  /** ISO time the child was spawned. */
+  startedAt: string;
+  /** Our process; while it lives, the child is someone's live server, not an orphan. */
+  ownerPid?: number;
+}
+
+export function pidFilePath(dataDir: string, modelName: string): string {
+  // Model names are config keys, not file names: keep them from escaping run/.
+  const safe = modelName.replace(/[^A-Za-z0-9._-]/g, "_");
+  return path.join(dataDir, "run", `llama-server-${safe}.pid`);
+}
+
+export function formatPidFile(record: PidRecord): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+const isPositiveInt = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value > 0;
+
+/** null for anything that is not a complete record (torn write, hand edit, old format). */
+export function parsePidFile(text: string): PidRecord | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null) return null;
+  const r = parsed as Record<string, unknown>;
+  if (!isPositiveInt(r.pid) || !isPositiveInt(r.port) || r.port > 65535) return null;
+  if (typeof r.binary !== "string" || r.binary === "" || typeof r.model !== "string" || typeof r.startedAt !== "string") return null;
+  const record: PidRecord = { pid: r.pid, port: r.port, binary: r.binary, model: r.model, startedAt: r.startedAt };
+  if (isPositiveInt(r.ownerPid)) record.ownerPid = r.ownerPid;
+  return record;
+}
+
+/**
+ * Does this command line belong to the llama-server the record describes? The executable must
+ * be the recorded binary (or at least be named llama-server) and it must serve the recorded port.
+ */
+export function isRecordedServer(record: PidRecord, argv: readonly string[]): boolean {
+  const exe = argv[0];
+  if (exe === undefined) return false;
+  const sameBinary = exe === record.binary || path.basename(exe).startsWith("llama-server");
+  if (!sameBinary) return false;
+  const portAt = argv.indexOf("--port");
+  return portAt > 0 && argv[portAt + 1] === String(record.port);
+}
+
+export async function readPidFile(file: string): Promise<PidRecord | null> {
+  try {
+    return parsePidFile(await readFile(file, "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+/** Atomic (temp + rename): a crash mid-write leaves the old file or the new one, never half. */
+export async function writePidFile(file: string, record: PidRecord): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(tmp, formatPidFile(record), { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/** Removes the file if it still names `pid` (a newer start may have replaced it). */
+export async function removePidFile(file: string, pid?: number): Promise<void> {
+  if (pid !== undefined) {
+    const current = await readPidFile(file).catch(() => null);
+    if (current !== null && current.pid !== pid) return;
+  }
+  await unlink(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  });
+}

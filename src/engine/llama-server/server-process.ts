@@ -1,0 +1,143 @@
+// One llama-server child: spawned detached (its own process group, so a stop reaches anything
+// it forks), stdin ignored, env allow-listed, stdout/stderr drained line by line into our
+// logger and a bounded tail. Stopping is TERM to the group, then KILL after a grace period.
+import { execa, type Result } from "execa";
+import type { Logger } from "../../logging/create-logger.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { childEnv } from "./child-env.js";
+import { LineSplitter, type LogTail } from "./log-tail.js";
+import { signalProcessGroup } from "./process-inspect.js";
+import { redactServerArgs } from "./server-args.js";
+import { sleep } from "./timers.js";
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+  /** Date.now() when the exit was observed. */
+  at: number;
+}
+
+export interface ServerProcessOptions {
+  binary: string;
+  args: string[];
+  /** Child logger ({component: "llama-server", model}); every output line goes here at debug. */
+  logger: Logger;
+  tail: LogTail;
+  /** Called for every output line (the supervisor extends its startup deadline on progress). */
+  onLine?: (line: string) => void;
+}
+
+// Last line of defence: when our process exits without close() having run (an uncaught
+// exception, process.exit() elsewhere), kill every live group synchronously. Only SIGKILL of
+// our own process escapes this; the pid file covers that case on the next start.
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function trackGroup(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => {
+      for (const group of liveGroups) signalProcessGroup(group, "SIGKILL");
+    });
+  }
+  liveGroups.add(pid);
+}
+
+export class ServerProcess {
+  readonly exited: Promise<ExitInfo>;
+  private exitInfo: ExitInfo | null = null;
+
+  private constructor(
+    readonly pid: number,
+    readonly startedAt: number,
+    exited: Promise<ExitInfo>,
+  ) {
+    this.exited = exited.then((info) => {
+      this.exitInfo = info;
+      liveGroups.delete(pid);
+      return info;
+    });
+  }
+
+  /** Spawns the child; throws binary_missing / engine_unavailable when it cannot even start. */
+  static async spawn(options: ServerProcessOptions): Promise<ServerProcess> {
+    const { logger, tail } = options;
+    const subprocess = execa(options.binary, options.args, {
+      detached: true,
+      cleanup: false, // we stop the group ourselves; execa's cleanup would only signal the leader
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      buffer: false,
+      reject: false,
+      env: childEnv(),
+      extendEnv: false,
+      windowsHide: true,
+    });
+    const pid = subprocess.pid;
+    if (pid === undefined) {
+      const result = await subprocess;
+      const code = (result as Result & { code?: string }).code;
+      const message = `Cannot start llama-server (${options.binary}): ${result.shortMessage}`;
+      throw new RuntimeError(code === "ENOENT" || code === "EACCES" ? "binary_missing" : "engine_unavailable", message, {
+        details: { binary: options.binary, ...(code === undefined ? {} : { errno: code }) },
+      });
+    }
+    trackGroup(pid);
+    logger.info({ child_pid: pid, binary: options.binary, args: redactServerArgs(options.args) }, "llama-server spawned");
+
+    const drain = (stream: NodeJS.ReadableStream | null, name: "stdout" | "stderr"): Promise<void> => {
+      if (stream === null) return Promise.resolve();
+      const splitter = new LineSplitter((line) => {
+        if (line === "") return;
+        tail.push(line);
+        logger.debug({ stream: name }, line);
+        options.onLine?.(line);
+      });
+      return new Promise((resolve) => {
+        stream.on("data", (chunk: Buffer) => splitter.push(chunk));
+        stream.once("error", () => resolve());
+        stream.once("close", () => {
+          splitter.end();
+          resolve();
+        });
+      });
+    };
+    const drained = Promise.all([drain(subprocess.stdout, "stdout"), drain(subprocess.stderr, "stderr")]);
+
+    const exited = subprocess.then(async (result) => {
+      await drained; // the last lines (the reason it died) belong in the tail before anyone reads it
+      const info: ExitInfo = { code: result.exitCode ?? null, signal: result.signal ?? null, at: Date.now() };
+      logger.info({ child_pid: pid, ...info }, "llama-server exited");
+      return info;
+    });
+    return new ServerProcess(pid, Date.now(), exited);
+  }
+
+  /** null while running. */
+  get exit(): ExitInfo | null {
+    return this.exitInfo;
+  }
+
+  get running(): boolean {
+    return this.exitInfo === null;
+  }
+
+  /** Sends a signal to the whole group (tests and the crash path use SIGKILL). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.running) signalProcessGroup(this.pid, signal);
+  }
+
+  /** TERM to the group; KILL after `graceMs`. Resolves once the child is gone. */
+  async stop(graceMs: number): Promise<ExitInfo & { forced: boolean }> {
+    if (this.exitInfo !== null) return { ...this.exitInfo, forced: false };
+    signalProcessGroup(this.pid, "SIGTERM");
+    const timer = new AbortController();
+    const graceful = await Promise.race([
+      this.exited.then(() => true),
+      sleep(graceMs, timer.signal, { unref: true }).then(() => false, () => true),
+    ]);
+    timer.abort();
+    if (!graceful) signalProcessGroup(this.pid, "SIGKILL");
+    return { ...(await this.exited), forced: !graceful };
+  }
+}

@@ -1,0 +1,96 @@
+// A separate Node process that hosts a LlamaServerEngine, so a test can SIGKILL "our own
+// process" and check that the next start reaps the orphaned llama-server via the pid file.
+//
+// Run as a script (compiled): node dist/test/helpers/llama-server-process.js '<json HostConfig>'
+// It warms the engine up, prints one JSON line {"childPid": N} on stdout, then idles until killed.
+// Imported: startEngineHost() runs it and resolves once it reported ready.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import type { ModelConfig } from "../../src/config/schema.js";
+import { LlamaServerEngine } from "../../src/engine/llama-server/llama-server-engine.js";
+
+export interface HostConfig {
+  binary: string;
+  modelPath: string;
+  modelName: string;
+  port: number;
+  dataDir: string;
+  /** After ready: "idle" until killed (default), or "exit": process.exit(0) without close(). */
+  then?: "idle" | "exit";
+}
+
+export function llamaModelConfig(path: string, port: number, overrides: Partial<ModelConfig> = {}): ModelConfig {
+  return {
+    engine: "llama-server",
+    path,
+    port,
+    ctx_size: 512,
+    gpu_layers: 0,
+    threads: 1,
+    parallel: 1,
+    extra_args: [],
+    base_url: null,
+    api_key: null,
+    model: null,
+    ...overrides,
+  };
+}
+
+async function main(raw: string): Promise<void> {
+  const config = JSON.parse(raw) as HostConfig;
+  const logger = pino({ level: "warn" }, pino.destination(2));
+  const engine = new LlamaServerEngine(config.modelName, llamaModelConfig(config.modelPath, config.port), {
+    binary: config.binary,
+    dataDir: config.dataDir,
+    logger,
+    threads: 1,
+    gpuLayers: 0,
+    parallel: 1,
+  });
+  await engine.warmUp();
+  process.stdout.write(`${JSON.stringify({ childPid: engine.health().info?.["pid"] })}\n`, () => {
+    // "exit": leave without close(); only the engine's process 'exit' hook can stop the child.
+    if (config.then === "exit") process.exit(0);
+  });
+  // Stay alive until the test kills us (SIGKILL: nothing of ours gets to run).
+  if (config.then !== "exit") setInterval(() => undefined, 60_000);
+}
+
+export interface EngineHost {
+  process: ChildProcess;
+  childPid: number;
+}
+
+/** Starts the host script and waits for its ready line. */
+export function startEngineHost(config: HostConfig, timeoutMs = 20_000): Promise<EngineHost> {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, [script, JSON.stringify(config)], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error("engine host did not report ready in time"));
+    }, timeoutMs);
+    const lines = createInterface({ input: child.stdout });
+    lines.once("line", (line) => {
+      clearTimeout(timer);
+      const parsed = JSON.parse(line) as { childPid?: unknown };
+      if (typeof parsed.childPid !== "number") reject(new Error(`engine host sent ${line}`));
+      else resolve({ process: child, childPid: parsed.childPid });
+    });
+    // stdout closing before a line (not the exit event, which may overtake the last data) = failure.
+    lines.once("close", () => {
+      clearTimeout(timer);
+      reject(new Error(`engine host ended without reporting ready (exit code ${child.exitCode}, signal ${child.signalCode})`));
+    });
+  });
+}
+
+const invokedPath = process.argv[1];
+if (invokedPath !== undefined && fileURLToPath(import.meta.url) === invokedPath) {
+  main(process.argv[2] ?? "{}").catch((error: unknown) => {
+    process.stderr.write(`engine host failed: ${String(error)}\n`);
+    process.exit(1);
+  });
+}

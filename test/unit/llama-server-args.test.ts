@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { childEnv } from "../../src/engine/llama-server/child-env.js";
+import {
+  BASELINE_SUPPORTED_FLAGS, buildServerArgs, managedFlagsIn, parseHelpFlags, redactServerArgs, type ServerArgsInput,
+} from "../../src/engine/llama-server/server-args.js";
+
+// Lines copied from a real `llama-server --help` (llama.cpp 0.4.0-dev), including the tricky
+// shapes: aliases after a wide gap, a flag column that overflows into the description,
+// metavars with punctuation, and flags mentioned only in prose.
+const HELP_SAMPLE = `----- common params -----
+
+-h,    --help, --usage                  print usage and exit
+-t,    --threads N                      number of CPU threads to use during generation (default: -1)
+-c,    --ctx-size N                     size of the prompt context (default: 0, 0 = loaded from model)
+-kvo,  --kv-offload, -nkvo, --no-kv-offload
+                                        whether to enable KV cache offloading (default: enabled)
+-l,    --logit-bias TOKEN_ID(+/-)BIAS   modifies the likelihood of token appearing in the completion,
+-ngl,  --gpu-layers, --n-gpu-layers N   max. number of layers to store in VRAM
+-m,    --model FNAME                    model path to load
+--draft, --draft-n, --draft-max N       the argument has been removed. use --spec-draft-n-max or
+                                        --spec-ngram-mod-n-max
+-np,   --parallel N                     number of server slots (default: -1, -1 = auto)
+--host HOST                             ip address to listen, or bind to an UNIX socket if the address ends
+--port PORT                             port to listen (default: 8080)
+--api-key KEY                           API key to use for authentication
+--slots, --no-slots                     expose slots monitoring endpoint (default: enabled)
+--jinja, --no-jinja                     whether to use jinja template engine for chat (default: enabled)
+`;
+
+const base: ServerArgsInput = {
+  modelPath: "/models/m.gguf",
+  port: 8081,
+  ctxSize: 4096,
+  gpuLayers: 99,
+  threads: 4,
+  parallel: 2,
+  extraArgs: [],
+  apiKey: "k3y",
+  supportedFlags: parseHelpFlags(HELP_SAMPLE),
+};
+
+test("parseHelpFlags reads every alias of the flag column and nothing from the prose", () => {
+  const flags = parseHelpFlags(HELP_SAMPLE);
+  for (const flag of ["-h", "--help", "--usage", "-t", "--threads", "-kvo", "--no-kv-offload", "-nkvo", "-l", "--logit-bias",
+    "-ngl", "--gpu-layers", "--n-gpu-layers", "-m", "--model", "--draft-max", "-np", "--parallel", "--host", "--port",
+    "--api-key", "--slots", "--no-slots", "--jinja"]) {
+    assert.ok(flags.has(flag), `${flag} should be found`);
+  }
+  assert.ok(!flags.has("--spec-draft-n-max"), "a flag named only in a description is not supported");
+  assert.ok(!flags.has("--spec-ngram-mod-n-max"));
+  assert.ok(!flags.has("--no-webui"));
+  assert.ok(!flags.has("-1"));
+});
+
+test("buildServerArgs launches from the plan with the issue's spellings, extra_args last", () => {
+  const args = buildServerArgs({ ...base, extraArgs: ["--temp", "0.2"] });
+  assert.deepEqual(args, [
+    "-m", "/models/m.gguf", "--host", "127.0.0.1", "--port", "8081",
+    "-c", "4096", "-ngl", "99", "--parallel", "2", "-t", "4", "--api-key", "k3y", "--jinja", "--slots",
+    "--temp", "0.2",
+  ]);
+});
+
+test("buildServerArgs drops flags the binary does not list and keeps the ones that make it ours", () => {
+  const args = buildServerArgs({ ...base, supportedFlags: new Set(["--ctx-size", "--n-gpu-layers", "--no-webui"]) });
+  assert.deepEqual(args, ["-m", "/models/m.gguf", "--host", "127.0.0.1", "--port", "8081", "--ctx-size", "4096", "--n-gpu-layers", "99", "--no-webui"]);
+});
+
+test("buildServerArgs leaves auto values to llama-server and passes -ngl 0 for CPU only", () => {
+  const auto = buildServerArgs({ ...base, gpuLayers: -1, threads: 0, parallel: 0 });
+  assert.ok(!auto.includes("-ngl") && !auto.includes("-t") && !auto.includes("--parallel"));
+  const cpu = buildServerArgs({ ...base, gpuLayers: 0 });
+  assert.deepEqual(cpu.slice(cpu.indexOf("-ngl"), cpu.indexOf("-ngl") + 2), ["-ngl", "0"]);
+});
+
+test("the baseline flag set still yields a complete launch when --help cannot be read", () => {
+  const args = buildServerArgs({ ...base, supportedFlags: BASELINE_SUPPORTED_FLAGS });
+  for (const flag of ["-c", "-ngl", "--parallel", "-t", "--api-key"]) assert.ok(args.includes(flag), flag);
+});
+
+test("buildServerArgs is pure: same input, same output, input untouched", () => {
+  const extraArgs = ["--flash-attn", "on"];
+  const first = buildServerArgs({ ...base, extraArgs });
+  const second = buildServerArgs({ ...base, extraArgs });
+  assert.deepEqual(first, second);
+  assert.deepEqual(extraArgs, ["--flash-attn", "on"]);
+});
+
+test("redactServerArgs hides the per-launch key", () => {
+  const redacted = redactServerArgs(buildServerArgs(base));
+  assert.ok(!redacted.includes("k3y"));
+  assert.equal(redacted[redacted.indexOf("--api-key") + 1], "[redacted]");
+});
+
+test("managedFlagsIn finds flags that would redirect the server away from our checks", () => {
+  assert.deepEqual(managedFlagsIn(["--port", "9000", "--temp", "1", "--host=0.0.0.0"]), ["--port", "--host"]);
+  assert.deepEqual(managedFlagsIn(["--api-key-file", "k", "-m", "x"]), ["--api-key-file", "-m"]);
+  assert.deepEqual(managedFlagsIn(["--ctx-size", "8192", "--portable"]), []);
+});
+
+test("childEnv passes the allow-list (and GPU families) and nothing else", () => {
+  const env = childEnv({
+    PATH: "/bin", HOME: "/h", LANG: "C", LD_LIBRARY_PATH: "/l", CUDA_VISIBLE_DEVICES: "0", GGML_VK_VISIBLE_DEVICES: "1",
+    OPENAI_API_KEY: "secret", LLAMA_ARG_PORT: "9999", LOCAL_AI_LOG_LEVEL: "debug", UNSET: undefined,
+  });
+  assert.deepEqual(env, { PATH: "/bin", HOME: "/h", LANG: "C", LD_LIBRARY_PATH: "/l", CUDA_VISIBLE_DEVICES: "0", GGML_VK_VISIBLE_DEVICES: "1" });
+});

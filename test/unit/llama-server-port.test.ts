@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { pidFilePath, readPidFile, writePidFile } from "../../src/engine/llama-server/pid-file.js";
+import { claimPort } from "../../src/engine/llama-server/port-claim.js";
+import { isPortFree } from "../../src/engine/llama-server/port-probe.js";
+import { isProcessAlive } from "../../src/engine/llama-server/process-inspect.js";
+import { RuntimeError } from "../../src/shared/runtime-error.js";
+import { captureLogger } from "../helpers/capture-logger.js";
+
+function listen(host: string): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, host, () => {
+      const address = server.address();
+      resolve({ server, port: typeof address === "object" && address !== null ? address.port : 0 });
+    });
+  });
+}
+
+const close = (server: Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
+
+test("isPortFree: false while someone listens (loopback or wildcard), true after", async () => {
+  const { server, port } = await listen("127.0.0.1");
+  assert.equal(await isPortFree(port, "127.0.0.1"), false);
+  await close(server);
+  assert.equal(await isPortFree(port, "127.0.0.1"), true);
+
+  const wildcard = await listen("0.0.0.0");
+  assert.equal(await isPortFree(wildcard.port, "127.0.0.1"), false);
+  await close(wildcard.server);
+});
+
+test("claimPort refuses a port held by another process and names the config key", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
+  const { server, port } = await listen("127.0.0.1");
+  try {
+    await assert.rejects(
+      claimPort({ modelName: "big", port, pidFile: pidFilePath(dir, "big"), logger: captureLogger().logger, graceMs: 500 }),
+      (error: unknown) => {
+        assert.ok(error instanceof RuntimeError);
+        assert.equal(error.code, "engine_unavailable");
+        assert.match(error.message, new RegExp(`Port ${port} \\(llama\\.models\\.big\\.port\\) is already in use by another process`));
+        assert.equal(error.details?.["config_key"], "llama.models.big.port");
+        return true;
+      },
+    );
+  } finally {
+    await close(server);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("claimPort never kills a process the pid file names unless it is that llama-server", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
+  const bystander = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+  const pidFile = pidFilePath(dir, "m");
+  try {
+    const { port } = await listen("127.0.0.1").then(async ({ server, port }) => {
+      await close(server);
+      return { port };
+    });
+    await writePidFile(pidFile, { pid: bystander.pid!, port, binary: "/x/llama-server", model: "m", startedAt: new Date().toISOString() });
+    const result = await claimPort({ modelName: "m", port, pidFile, logger: captureLogger().logger, graceMs: 500 });
+    assert.equal(result.reapedPid, null);
+    assert.equal(isProcessAlive(bystander.pid!), true, "a reused pid is left alone");
+    assert.equal(await readPidFile(pidFile), null, "the stale file is removed");
+  } finally {
+    bystander.kill("SIGKILL");
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("claimPort leaves the pid file of a live local-ai owner alone and says who holds the port", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
+  const owner = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+  const { server, port } = await listen("127.0.0.1");
+  const pidFile = pidFilePath(dir, "m");
+  try {
+    await writePidFile(pidFile, { pid: 999_999, port, binary: "/x/llama-server", model: "m", startedAt: new Date().toISOString(), ownerPid: owner.pid! });
+    await assert.rejects(claimPort({ modelName: "m", port, pidFile, logger: captureLogger().logger, graceMs: 500 }), /another running local-ai \(pid \d+\)/);
+    assert.notEqual(await readPidFile(pidFile), null);
+  } finally {
+    owner.kill("SIGKILL");
+    await close(server);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
