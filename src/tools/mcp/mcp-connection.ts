@@ -1,0 +1,209 @@
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../../config/schema.js";
+import type { Logger } from "../../logging/create-logger.js";
+import { raceAbort } from "../abort-race.js";
+import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
+import type { ToolCallResult } from "../tool-types.js";
+import { toToolCallResult } from "./call-result.js";
+import { closeSession, errorText, listAllTools, openSession, withStderr, type McpSession } from "./mcp-session.js";
+
+export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
+
+export interface McpConnectionDeps {
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  maxOutputBytes: number;
+  /** Bound on starting the server and listing its tools (not on calls: those use timeout_ms). */
+  startTimeoutMs: number;
+}
+
+/**
+ * One configured server across its lifetime: first start, calls, crash, lazy restart, close.
+ *
+ * Crash handling: when the process dies, the crash is reported once to the model (an in-flight
+ * call, or else the next call, gets status error, retryable, with the server's last stderr
+ * lines) and that same use starts a restart in the background, so the call after it finds the
+ * server back. A server nobody calls is not restarted, so a crash-looping server cannot spin.
+ */
+export class McpConnection {
+  state: McpServerState = "idle";
+  /** Why it failed or crashed last; kept after a restart for status(). */
+  lastError: string | undefined;
+  tools: Tool[] = [];
+  private session: McpSession | undefined;
+  private opening: Promise<McpSession> | undefined;
+  private crashUnreported = false;
+  private readonly sessions = new Set<McpSession>();
+  private readonly logger: Logger;
+
+  constructor(
+    readonly server: string,
+    readonly config: McpServerConfig,
+    private readonly deps: McpConnectionDeps,
+  ) {
+    this.logger = deps.logger;
+  }
+
+  get pid(): number | null {
+    return this.session?.pid ?? null;
+  }
+
+  /** Spawns, handshakes and lists the tools. Rejects (state failed) when the server cannot start. */
+  async start(): Promise<Tool[]> {
+    if (this.isClosed()) throw new Error("the tool provider is closed");
+    this.state = "starting";
+    try {
+      const session = await this.open();
+      this.tools = await listAllTools(session, this.deps.startTimeoutMs, this.logger);
+      if (this.isClosed()) return [];
+      if (session.closed) throw new Error(withStderr(`server "${this.server}" exited right after listing its tools`, session));
+      this.session = session;
+      this.state = "ready";
+      this.logger.info({ pid: session.pid, tools: this.tools.length }, "MCP server ready");
+      return this.tools;
+    } catch (error) {
+      if (!this.isClosed()) {
+        this.state = "failed";
+        this.lastError = errorText(error);
+      }
+      await this.closeAll();
+      throw error;
+    }
+  }
+
+  /** `label` is the name the model knows the tool by, for messages. */
+  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName): Promise<ToolCallResult> {
+    if (signal?.aborted === true) return cancelledResult();
+    const timeoutMs = this.config.timeout_ms;
+    // One deadline for the whole call, a restart included: the model waits for both.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    try {
+      const session = await this.ready(combined);
+      // The SDK sends notifications/cancelled to the server when `combined` aborts.
+      const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs });
+      return toToolCallResult(result, this.deps.maxOutputBytes);
+    } catch (error) {
+      if (isAborted(signal)) return cancelledResult();
+      if (deadline.aborted || (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout))) {
+        return timeoutResult(label, timeoutMs);
+      }
+      return this.failure(error);
+    }
+  }
+
+  /** A method, not a comparison, so TypeScript does not keep a narrowing across awaits. */
+  private isClosed(): boolean {
+    return this.state === "closed";
+  }
+
+  async close(): Promise<void> {
+    this.state = "closed";
+    await this.closeAll();
+  }
+
+  private failure(error: unknown): ToolCallResult {
+    if (this.state === "closed") return errorResult("the tool provider is closed", false);
+    if (error instanceof CrashReport) return errorResult(error.message, true);
+    const connectionLost = error instanceof McpError && error.code === Number(ErrorCode.ConnectionClosed);
+    if (connectionLost || this.state === "crashed") {
+      // The crash was noticed by this in-flight call: it is the report; restart for the next.
+      this.crashUnreported = false;
+      this.restartIfDown();
+      return errorResult(this.lastError ?? `server "${this.server}" closed the connection`, true);
+    }
+    if (this.state === "failed" || this.state === "restarting") return errorResult(errorText(error), true);
+    return errorResult(errorText(error), false);
+  }
+
+  private async ready(signal: AbortSignal): Promise<McpSession> {
+    if (this.state === "closed") throw new Error("the tool provider is closed");
+    if (this.state === "ready" && this.session !== undefined) return this.session;
+    if (this.state === "crashed" && this.crashUnreported) {
+      this.crashUnreported = false;
+      this.restartIfDown();
+      throw new CrashReport(this.lastError ?? `server "${this.server}" exited`);
+    }
+    return raceAbort(this.opening ?? this.restart(), signal);
+  }
+
+  /**
+   * Starts a restart for the calls to come, unless one runs or a call already brought the server
+   * back (a stale in-flight call must not replace a live session). Failures are handled inside
+   * restart() and reported by the next call, hence `void`.
+   */
+  private restartIfDown(): void {
+    if (this.state === "crashed" || this.state === "failed") void this.restart();
+  }
+
+  /** Reconnects once (shared by all callers meanwhile); failures are reported by the calls. */
+  private restart(): Promise<McpSession> {
+    if (this.opening !== undefined) return this.opening;
+    this.state = "restarting";
+    this.logger.info("restarting MCP server");
+    const opening = this.open().then(
+      (session) => {
+        this.opening = undefined;
+        if (this.isClosed()) throw new Error("the tool provider is closed");
+        this.session = session;
+        this.state = "ready";
+        this.logger.info({ pid: session.pid }, "MCP server restarted");
+        return session;
+      },
+      (error: unknown) => {
+        this.opening = undefined;
+        if (!this.isClosed()) {
+          this.state = "failed";
+          this.lastError = errorText(error);
+          this.logger.warn({ err: error }, "MCP server restart failed");
+        }
+        throw error;
+      },
+    );
+    // Started by one call on behalf of the next ones: nobody may be waiting when it fails.
+    opening.catch(() => undefined);
+    this.opening = opening;
+    return opening;
+  }
+
+  private open(): Promise<McpSession> {
+    return openSession(
+      {
+        server: this.server,
+        config: this.config,
+        env: this.deps.env,
+        logger: this.logger,
+        startTimeoutMs: this.deps.startTimeoutMs,
+        onClose: (session) => this.onClosed(session),
+      },
+      (session) => this.sessions.add(session),
+    );
+  }
+
+  private onClosed(session: McpSession): void {
+    if (session !== this.session || this.state === "closed") return;
+    this.session = undefined;
+    this.state = "crashed";
+    this.crashUnreported = true;
+    this.lastError = withStderr(`server "${this.server}" exited unexpectedly (pid ${session.pid ?? "unknown"}); it is restarted for the next call`, session);
+    this.logger.warn({ pid: session.pid }, "MCP server exited unexpectedly");
+    // The process is gone, but the SDK transport still holds its pipes.
+    this.sessions.delete(session);
+    closeSession(session, this.logger).catch(() => undefined);
+  }
+
+  private async closeAll(): Promise<void> {
+    const sessions = [...this.sessions];
+    this.sessions.clear();
+    this.session = undefined;
+    await Promise.all(sessions.map((session) => closeSession(session, this.logger)));
+  }
+}
+
+/** A function, so TypeScript does not keep the narrowing from the first check across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** A crash noticed between calls, reported by the next call. */
+class CrashReport extends Error {}

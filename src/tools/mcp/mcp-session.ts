@@ -1,0 +1,117 @@
+import type { Readable } from "node:stream";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../../config/schema.js";
+import type { Logger } from "../../logging/create-logger.js";
+import { ensureExited } from "./child-reaper.js";
+import { mcpServerEnv } from "./server-env.js";
+import { StderrTail } from "./stderr-lines.js";
+
+const CLIENT_INFO = { name: "local-ai", version: "0.1.0" };
+
+/** One spawned server process and the SDK client talking to it. A restart makes a new one. */
+export interface McpSession {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: StderrTail;
+  pid: number | null;
+  /** Set once the connection ended (crash or close), whoever noticed first. */
+  closed: boolean;
+  /** Set once closeSession ran, so a second close does not signal a pid that may be reused. */
+  disposed: boolean;
+}
+
+export interface OpenSessionOptions {
+  server: string;
+  config: McpServerConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  /** Bound on spawn + handshake (the per-call timeout_ms may be far too short for `npx -y`). */
+  startTimeoutMs: number;
+  /** Called when the connection ends for any reason (the SDK's onclose). */
+  onClose: (session: McpSession) => void;
+}
+
+/**
+ * Spawns the server over stdio and runs the MCP handshake, bounded by startTimeoutMs.
+ * On failure the child is ended and the error message carries the server's last stderr lines,
+ * which usually say why (bad arguments, missing module, a stack trace).
+ */
+export async function openSession(options: OpenSessionOptions, register: (session: McpSession) => void): Promise<McpSession> {
+  const { server, config, logger } = options;
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args,
+    env: mcpServerEnv(options.env, config.env),
+    ...(config.cwd === null ? {} : { cwd: config.cwd }),
+    // "pipe": the child's stderr must never reach our stderr raw, nor our stdout at all.
+    stderr: "pipe",
+  });
+  const stderrStream = transport.stderr;
+  // With stderr "pipe" the SDK hands out a PassThrough before spawning (typed as a plain Stream).
+  if (stderrStream === null) throw new Error("the MCP SDK did not expose the server's stderr");
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const session: McpSession = { client, transport, stderr: new StderrTail(stderrStream as Readable, logger), pid: null, closed: false, disposed: false };
+  // Registered before spawning, so a close() racing with the handshake still ends this child.
+  register(session);
+  client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
+  client.onclose = () => {
+    session.closed = true;
+    options.onClose(session);
+  };
+  try {
+    await client.connect(transport, { timeout: options.startTimeoutMs });
+    session.pid = transport.pid;
+    return session;
+  } catch (error) {
+    session.pid = transport.pid;
+    await closeSession(session, logger);
+    throw new Error(withStderr(`server "${server}" failed to start: ${errorText(error)}`, session));
+  }
+}
+
+/** Every page of tools/list, minus tools that only run as tasks (plain tools/call cannot run them). */
+export async function listAllTools(session: McpSession, timeoutMs: number, logger: Logger): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  const seen = new Set<string>();
+  do {
+    const page = await session.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+    // A server that hands out the same cursor again would otherwise loop forever.
+    if (cursor !== undefined && seen.has(cursor)) break;
+    if (cursor !== undefined) seen.add(cursor);
+  } while (cursor !== undefined);
+  return tools.filter((tool) => {
+    const taskOnly = tool.execution?.taskSupport === "required";
+    if (taskOnly) logger.debug({ tool: tool.name }, "tool skipped: it only runs as an MCP task");
+    return !taskOnly;
+  });
+}
+
+/** Ends the child (stdin EOF, SIGTERM, SIGKILL: the SDK's sequence) and waits until its pid is gone. */
+export async function closeSession(session: McpSession, logger: Logger): Promise<void> {
+  if (session.disposed) return;
+  session.disposed = true;
+  session.closed = true;
+  const pid = session.transport.pid ?? session.pid;
+  try {
+    await session.client.close();
+  } catch (error) {
+    logger.debug({ err: error }, "MCP client close failed");
+  }
+  if (pid !== null && !(await ensureExited(pid))) logger.warn({ pid }, "MCP server process did not exit");
+}
+
+export function withStderr(message: string, session: McpSession): string {
+  const tail = session.stderr.tail();
+  return tail === "" ? message : `${message}\nlast stderr lines:\n${tail}`;
+}
+
+export function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  // The SDK prefixes "MCP error -32000: "; the code means nothing to the model or the user.
+  return text.replace(/^MCP error -?\d+: /, "");
+}

@@ -1,0 +1,140 @@
+import type { McpServerConfig } from "../../config/schema.js";
+import type { Logger } from "../../logging/create-logger.js";
+import { raceAbort } from "../abort-race.js";
+import { serverRequiresApproval } from "../approval-policy.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "../output-cap.js";
+import { matchTools } from "../tool-glob.js";
+import { assignToolNames } from "../tool-names.js";
+import { errorResult, unknownToolResult } from "../tool-results.js";
+import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import { McpConnection, type McpServerState } from "./mcp-connection.js";
+
+const DEFAULT_START_TIMEOUT_MS = 60_000;
+
+export interface McpToolProviderDeps {
+  logger: Logger;
+  /** Our environment, filtered by an allow-list before it reaches a server (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Cap on the text of one tool result (default 16 KiB); longer output is truncated with a marker. */
+  maxOutputBytes?: number;
+  /**
+   * Bound on starting one server and listing its tools (default: the larger of its timeout_ms and
+   * 60 s, the SDK's own default, since `npx -y` may download the server first).
+   */
+  startTimeoutMs?: number;
+}
+
+export interface McpServerStatus {
+  server: string;
+  state: McpServerState;
+  /** The live child's pid, or null when none runs. */
+  pid: number | null;
+  /** Tools exposed from this server. */
+  tools: number;
+  /** Why it failed to start, crashed or failed to restart. */
+  error?: string;
+}
+
+interface Entry {
+  descriptor: ToolDescriptor;
+  connection: McpConnection;
+}
+
+/**
+ * Tools from MCP servers over stdio (docs/tools.md). `start` connects every server in parallel;
+ * a server that fails is logged and left out (see `status()`), the others still serve. Names are
+ * assigned after all servers answered, in config order, so they never depend on timing.
+ */
+export class McpToolProvider implements ToolProvider {
+  private readonly connections: McpConnection[];
+  private readonly entries = new Map<string, Entry>();
+  private ordered: ToolDescriptor[] = [];
+  private starting: Promise<void> | undefined;
+  private closed = false;
+  private readonly logger: Logger;
+
+  constructor(servers: Record<string, McpServerConfig>, deps: McpToolProviderDeps) {
+    this.logger = deps.logger.child({ component: "mcp" });
+    const env = deps.env ?? process.env;
+    const maxOutputBytes = deps.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.connections = Object.entries(servers).map(
+      ([server, config]) =>
+        new McpConnection(server, config, {
+          logger: this.logger.child({ server }),
+          env,
+          maxOutputBytes,
+          startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
+        }),
+    );
+  }
+
+  /** Never rejects for a server that fails (see status()); rejects only when `signal` aborts this wait. */
+  start(signal?: AbortSignal): Promise<void> {
+    this.starting ??= this.startAll();
+    return raceAbort(this.starting, signal);
+  }
+
+  list(patterns: readonly string[]): ToolDescriptor[] {
+    return matchTools(this.ordered, patterns).tools;
+  }
+
+  status(): McpServerStatus[] {
+    return this.connections.map((connection) => ({
+      server: connection.server,
+      state: connection.state,
+      pid: connection.pid,
+      tools: this.ordered.filter((tool) => tool.server === connection.server).length,
+      ...(connection.lastError === undefined ? {} : { error: connection.lastError }),
+    }));
+  }
+
+  async call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+    if (this.closed) return errorResult("the tool provider is closed", false);
+    try {
+      await this.start(options.signal);
+    } catch {
+      return { status: "cancelled", content: "the tool call was cancelled", retryable: false };
+    }
+    const entry = this.entries.get(name);
+    if (entry === undefined) return unknownToolResult(name, [...this.entries.keys()]);
+    const started = Date.now();
+    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name);
+    this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.connections.map((connection) => connection.close()));
+  }
+
+  private async startAll(): Promise<void> {
+    // A start after close() must not spawn anything: close() promised no children.
+    if (this.closed) return;
+    const outcomes = await Promise.allSettled(this.connections.map((connection) => connection.start()));
+    const remote: Array<{ connection: McpConnection; tool: McpConnection["tools"][number] }> = [];
+    outcomes.forEach((outcome, index) => {
+      const connection = this.connections[index] as McpConnection;
+      if (outcome.status === "fulfilled") {
+        for (const tool of outcome.value) remote.push({ connection, tool });
+      } else if (connection.state !== "closed") {
+        this.logger.error({ server: connection.server, err: outcome.reason }, "MCP server failed to start; its tools are unavailable");
+      }
+    });
+    const names = assignToolNames(remote.map(({ connection, tool }) => ({ server: connection.server, remoteName: tool.name })));
+    remote.forEach(({ connection, tool }, index) => {
+      const name = names[index] as string;
+      const descriptor: ToolDescriptor = {
+        name,
+        ...(tool.description ?? tool.title ? { description: tool.description ?? tool.title } : {}),
+        inputSchema: tool.inputSchema,
+        server: connection.server,
+        remoteName: tool.name,
+        requiresApproval: serverRequiresApproval(connection.config.requires_approval, tool.name),
+      };
+      if (name !== tool.name) this.logger.info({ server: connection.server, tool: tool.name, exposed: name }, "MCP tool renamed");
+      this.entries.set(name, { descriptor, connection });
+    });
+    this.ordered = [...this.entries.values()].map((entry) => entry.descriptor);
+  }
+}

@@ -1,0 +1,35 @@
+import type { ToolStatus } from "../agent/events.js";
+
+/** A tool as the agent sees it, whatever server provides it. */
+export interface ToolDescriptor {
+  /** The name exposed to the model (unique across servers; see docs/tools.md for clashes). */
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: Record<string, unknown>;
+  /** The MCP server (config key) that provides it. */
+  server: string;
+  /** The tool's name on its server (differs from `name` after a clash was resolved). */
+  remoteName: string;
+  requiresApproval: boolean;
+}
+
+export interface ToolCallResult {
+  status: Extract<ToolStatus, "ok" | "error" | "timeout" | "cancelled">;
+  /** Text for the model: the tool's text content, or the error explained. */
+  content: string;
+  retryable: boolean;
+}
+
+/**
+ * Where tools come from (MCP servers in production, a scripted provider in unit tests).
+ * `call` never throws for tool failures: they come back as a status so the loop can tell the model.
+ */
+export interface ToolProvider {
+  /** Connects the servers (idempotent, shared by concurrent callers). */
+  start(signal?: AbortSignal): Promise<void>;
+  /** The tools an agent may use: names or globs (`*`, `files_*`), `*` = all. */
+  list(patterns: readonly string[]): ToolDescriptor[];
+  call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
+  close(): Promise<void>;
+}
