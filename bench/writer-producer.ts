@@ -17,6 +17,7 @@ const writer = mode !== "naive" ? new OutboundWriter(process.stdout, { maxMessag
 let peakRss = process.memoryUsage().rss;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
 
+const cpuStart = process.cpuUsage();
 const started = process.hrtime.bigint();
 let offered = 0;
 let dropped = 0;
@@ -42,6 +43,7 @@ if (writer) {
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 }
 const flushed = process.hrtime.bigint();
+const cpu = process.cpuUsage(cpuStart);
 peakRss = Math.max(peakRss, process.memoryUsage().rss);
 clearInterval(sampler);
 process.stderr.write(
@@ -51,6 +53,7 @@ process.stderr.write(
     dropped,
     produce_ms: Number(produced - started) / 1e6,
     total_ms: Number(flushed - started) / 1e6,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
     peak_rss_mb: Math.round((peakRss / 1024 / 1024) * 10) / 10,
     batches: writer?.stats.batches ?? offered,
   })}\n`,

@@ -15,6 +15,7 @@ interface Run {
   dropped: number;
   produce_ms: number;
   total_ms: number;
+  cpu_ms: number;
   peak_rss_mb: number;
   batches: number;
   delivered: number;
@@ -53,6 +54,8 @@ const rate = (r: Run): number => r.delivered / (r.total_ms / 1000);
 
 const writerRates: number[] = [];
 const naiveRates: number[] = [];
+const writerCpu: number[] = [];
+const naiveCpu: number[] = [];
 // Interleaved rounds so machine noise hits both sides alike.
 for (let round = 0; round < rounds; round++) {
   // Lossless so both sides deliver every event and the ratio compares like with like.
@@ -60,10 +63,16 @@ for (let round = 0; round < rounds; round++) {
   const writer = await run("writer-lossless", events, 64, 0, 0);
   naiveRates.push(rate(naive));
   writerRates.push(rate(writer));
-  process.stdout.write(`round ${round + 1}: naive ${Math.round(rate(naive))} ev/s (${naive.batches} writes), writer ${Math.round(rate(writer))} ev/s (${writer.batches} writes, ${writer.dropped} dropped)\n`);
+  naiveCpu.push((naive.cpu_ms * 1000) / naive.delivered);
+  writerCpu.push((writer.cpu_ms * 1000) / writer.delivered);
+  process.stdout.write(
+    `round ${round + 1}: naive ${Math.round(rate(naive))} ev/s, ${naiveCpu.at(-1)?.toFixed(2)} us CPU/event (${naive.batches} writes); writer ${Math.round(rate(writer))} ev/s, ${writerCpu.at(-1)?.toFixed(2)} us CPU/event (${writer.batches} writes)\n`,
+  );
 }
 const throughputRatio = median(writerRates) / median(naiveRates);
-process.stdout.write(`\nthroughput: writer ${Math.round(median(writerRates))} ev/s vs naive ${Math.round(median(naiveRates))} ev/s -> ratio ${throughputRatio.toFixed(2)}x\n\n`);
+const cpuRatio = median(naiveCpu) / median(writerCpu);
+process.stdout.write(`\nthroughput: writer ${Math.round(median(writerRates))} ev/s vs naive ${Math.round(median(naiveRates))} ev/s -> ratio ${throughputRatio.toFixed(2)}x\n`);
+process.stdout.write(`CPU per event: naive ${median(naiveCpu).toFixed(2)} us vs writer ${median(writerCpu).toFixed(2)} us -> writer is ${cpuRatio.toFixed(2)}x cheaper\n\n`);
 
 // Stalled reader: ~3 s of streaming (bursts of 100 every 1 ms) while the reader sleeps 2 s.
 const stalledEvents = Number(process.env.BENCH_STALL_EVENTS ?? "300000");
@@ -76,4 +85,4 @@ for (const [name, r] of [["naive, stalled 2 s", naiveStalled], ["writer, stalled
 process.stdout.write(
   `\nstalled reader: naive peak RSS / writer peak RSS = ${(naiveStalled.peak_rss_mb / writerStalled.peak_rss_mb).toFixed(2)}x; writer stalled vs unstalled RSS = ${(writerStalled.peak_rss_mb / writerFree.peak_rss_mb).toFixed(2)}x\n`,
 );
-process.stdout.write(`${JSON.stringify({ throughput_ratio: throughputRatio, writer_ev_s: median(writerRates), naive_ev_s: median(naiveRates), naiveStalled, writerStalled, writerFree })}\n`);
+process.stdout.write(`${JSON.stringify({ throughput_ratio: throughputRatio, cpu_ratio: cpuRatio, writer_ev_s: median(writerRates), naive_ev_s: median(naiveRates), naiveStalled, writerStalled, writerFree })}\n`);

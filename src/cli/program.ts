@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import type { CliDeps } from "./cli-deps.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerPlanCommand } from "./commands/plan.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
 
 /** The command tree; each command lives in its own file under commands/. */
@@ -18,6 +19,7 @@ export function createProgram(deps: CliDeps): Command {
     });
   registerServeStdioCommand(program, deps);
   registerDoctorCommand(program, deps);
+  registerPlanCommand(program, deps);
   return program;
 }
 

@@ -1,10 +1,15 @@
+import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
+import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";
+import { checkGpu } from "./checks/gpu.js";
 import { checkLlamaServerBinary } from "./checks/llama-server-binary.js";
+import { checkModelInsights } from "./checks/model-insights.js";
 import { checkModels } from "./checks/models.js";
 import { checkPorts } from "./checks/ports.js";
+import { checkStaleLlamaServers } from "./checks/stale-llama-server.js";
 import { checkSystem } from "./checks/system.js";
 import type { CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./doctor-report.js";
 
@@ -26,12 +31,30 @@ interface PlannedCheck {
 
 export interface RunDoctorOptions {
   checkTimeoutMs?: number;
+  /** A node-llama-cpp the caller already has (a runtime's); otherwise one is loaded for this run and disposed. */
+  llama?: LlamaLoader;
+  /** Where node-llama-cpp's own log lines go; stderr without one. */
+  logger?: Logger;
 }
 
-/** Runs every check concurrently; the report keeps a stable order (system, config, files, binary, ports). */
+/** How long a finished run waits for its own node-llama-cpp to be disposed before returning anyway. */
+const LLAMA_DISPOSE_WAIT_MS = 2000;
+
+/**
+ * Runs every check concurrently; the report keeps a stable order (system, GPU, config, files,
+ * model plans, binary, processes, ports). The GPU and model plan checks share one lazily loaded
+ * node-llama-cpp (about a second to load); the other checks never touch it.
+ */
 export async function runDoctor(context: DoctorContext, options: RunDoctorOptions = {}): Promise<DoctorReport> {
   const timeoutMs = options.checkTimeoutMs ?? CHECK_TIMEOUT_MS;
-  const results = await Promise.all(planChecks(context).map((check) => runBounded(check, timeoutMs, context.signal)));
+  const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  let results: CheckResult[][];
+  try {
+    results = await Promise.all(planChecks(context, llama.get).map((check) => runBounded(check, timeoutMs, context.signal)));
+  } finally {
+    // A load that hung (and timed out its check) must not hold the report back.
+    await Promise.race([llama.dispose().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, LLAMA_DISPOSE_WAIT_MS).unref())]);
+  }
   context.signal?.throwIfAborted();
   const checks = results.flat();
   const summary: Record<CheckStatus, number> = { ok: 0, warn: 0, fail: 0 };
@@ -39,10 +62,11 @@ export async function runDoctor(context: DoctorContext, options: RunDoctorOption
   return { ok: summary.fail === 0, summary, checks, version: context.version, generated_at: new Date().toISOString() };
 }
 
-function planChecks(context: DoctorContext): PlannedCheck[] {
+function planChecks(context: DoctorContext, llama: LlamaLoader): PlannedCheck[] {
   const { configState, env } = context;
   const planned: PlannedCheck[] = [
     { id: "system", title: "System", stuck: "the operating system did not answer a basic query", run: () => checkSystem() },
+    { id: "gpu", title: "GPU", stuck: "node-llama-cpp did not finish loading (a GPU driver that hangs?)", run: () => checkGpu(llama) },
     { id: "config", title: "Config", stuck: "nothing expected (this check does no I/O; please report it)", run: () => checkConfig(configState) },
   ];
   // Without a valid config there is nothing to check the files and ports against; the config
@@ -53,7 +77,9 @@ function planChecks(context: DoctorContext): PlannedCheck[] {
     ...planned,
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
     { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { signal }) },
+    { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, signal }) },
     { id: "llama_server.binary", title: "llama-server binary", stuck: "llama.binary hangs when run with --version", run: (signal) => checkLlamaServerBinary(config, { env, signal }) },
+    { id: "llama_server.processes", title: "llama-server processes", stuck: "reading /proc did not finish", run: () => checkStaleLlamaServers(config) },
     { id: "ports", title: "Ports", stuck: "the network stack did not answer a listen", run: () => checkPorts(config) },
   ];
 }

@@ -50,6 +50,8 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
               server: { name: "local-ai", version: runtime.info.version },
               maxLineBytes: limits.maxLineBytes,
               runDoctor: (signal) => runtime.runDoctor(signal),
+              sessionRunner: () => runtime.sessionRunner(),
+              runPlan: (params, signal) => runtime.runPlan(params, signal),
             },
             control,
           ),

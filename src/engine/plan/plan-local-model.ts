@@ -1,0 +1,124 @@
+import type { Logger } from "pino";
+import type { Config, ModelConfig } from "../../config/schema.js";
+import { findExecutable } from "../../diagnostics/find-executable.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { probeSupportedFlags } from "../llama-server/help-probe.js";
+import { BASELINE_SUPPORTED_FLAGS, buildServerArgs } from "../llama-server/server-args.js";
+import { decidePlan, type PlanDecision } from "./decide-plan.js";
+import { createInsightsEstimator } from "./insights-estimator.js";
+import type { LlamaHandle, LlamaLoader } from "./llama-loader.js";
+import type { HardwareSnapshot, ModelFacts, ModelPlan } from "./plan-types.js";
+import { validateGguf } from "./validate-gguf.js";
+
+/** Shown instead of the real key: a new one is made for every launch and never printed. */
+export const API_KEY_PLACEHOLDER = "<per-launch key>";
+
+/** What planning one local model needs; shared by all models of one report. */
+export interface LocalPlanContext {
+  config: Config;
+  llama: LlamaLoader;
+  hardware(): Promise<HardwareSnapshot>;
+  env: Readonly<Record<string, string | undefined>>;
+  logger?: Logger;
+  signal?: AbortSignal;
+  /** Look up llama.binary and build the command line (doctor skips both: it checks the binary itself). */
+  checkBinary: boolean;
+  /** Overrides every model's `parallel` (chats generating at once: embedded sequences, llama-server slots). */
+  parallel?: number;
+}
+
+/**
+ * One embedded or llama-server model: file and metadata checks, then the memory decision, then
+ * (llama-server) the exact command line. Throws RuntimeError: model_missing, binary_missing,
+ * model_plan_error, engine_unavailable.
+ */
+export async function planLocalModel(
+  name: string,
+  model: ModelConfig,
+  context: LocalPlanContext,
+  /** Told what the GGUF says as soon as it is known, so a failed plan can still report it. */
+  onFacts?: (facts: ModelFacts) => void,
+): Promise<{ facts: ModelFacts; plan: ModelPlan }> {
+  const key = `llama.models.${name}`;
+  const path = model.path;
+  if (path === null) throw new RuntimeError("config_invalid", `${key}.path is required for engine "${model.engine}"`, { details: { config_key: `${key}.path` } });
+  const info = await validateGguf(path, context.signal ? { signal: context.signal } : {}).catch((error: unknown) => {
+    // The same error, naming the setting that points at the file.
+    if (error instanceof RuntimeError && error.code === "model_missing") {
+      throw new RuntimeError("model_missing", `${key}.path: ${error.message}`, { details: { ...error.details, config_key: `${key}.path` }, cause: error });
+    }
+    throw error;
+  });
+
+  let binaryPath: string | undefined;
+  if (model.engine === "llama-server" && context.checkBinary) {
+    const lookup = await findExecutable(context.config.llama.binary, context.env);
+    if (!lookup.found) {
+      throw new RuntimeError(
+        "binary_missing",
+        `llama.binary: ${lookup.reason}; model ${name} needs llama-server: install llama.cpp's llama-server or set llama.binary to its path (\`npm run build:llama-server\` builds one from the bundled source)`,
+        { details: { binary: context.config.llama.binary, config_key: "llama.binary" } },
+      );
+    }
+    binaryPath = lookup.path;
+  }
+
+  const parallel = context.parallel ?? model.parallel;
+  const handle = await loadOrExplain(context.llama);
+  context.signal?.throwIfAborted();
+  const hardware = await context.hardware();
+  const estimator = await createInsightsEstimator(info, handle, {
+    sequences: parallel,
+    ctxMode: model.engine === "llama-server" ? "shared" : "per_sequence",
+  });
+  onFacts?.(estimator.facts);
+  const decision = await decidePlan(estimator, hardware, {
+    modelName: name,
+    gpuLayers: model.gpu_layers,
+    ctxSize: model.ctx_size,
+    threads: model.threads,
+    sequences: parallel,
+    sharedContext: model.engine === "llama-server",
+  });
+  const plan: ModelPlan = {
+    gpuLayers: decision.gpuLayers,
+    totalLayers: decision.totalLayers,
+    ctxSize: decision.ctxSize,
+    threads: decision.threads,
+    estimates: decision.estimates,
+    reason: decision.reason,
+    notes: decision.notes,
+  };
+  if (binaryPath !== undefined) plan.command = await serverCommand(binaryPath, path, { ...model, parallel }, decision, context);
+  return { facts: estimator.facts, plan };
+}
+
+/** Exactly what the llama-server engine would launch for this plan, from the same builder. */
+async function serverCommand(binary: string, modelPath: string, model: ModelConfig, decision: PlanDecision, context: LocalPlanContext): Promise<string[]> {
+  // A binary whose --help cannot be read still gets the baseline flags, as the engine does.
+  const supportedFlags = await probeSupportedFlags(binary, context.logger).catch(() => BASELINE_SUPPORTED_FLAGS);
+  const args = buildServerArgs({
+    modelPath,
+    port: model.port,
+    ctxSize: decision.ctxSize,
+    gpuLayers: decision.gpuLayers,
+    threads: decision.threads,
+    parallel: model.parallel,
+    extraArgs: model.extra_args,
+    apiKey: API_KEY_PLACEHOLDER,
+    supportedFlags,
+  });
+  return [binary, ...args];
+}
+
+async function loadOrExplain(loader: LlamaLoader): Promise<LlamaHandle> {
+  try {
+    return await loader();
+  } catch (error) {
+    throw new RuntimeError(
+      "engine_unavailable",
+      `node-llama-cpp could not start on this machine: ${(error as Error).message}. Reinstall local-ai's dependencies (npm ci) so its prebuilt llama.cpp binaries are present`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,121 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * Crash-safe file primitives. The rule they implement: a reader sees either the old bytes or the
+ * new bytes of a file, never a mix, whatever moment the process (or the machine) dies at.
+ */
+
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error === "object" && error !== null && "code" in error) {
+    const code: unknown = error.code;
+    return typeof code === "string" ? code : undefined;
+  }
+  return undefined;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return errorCode(error) === "ENOENT";
+}
+
+/**
+ * fsyncs a folder so that a rename, create or unlink inside it survives a power loss (POSIX only
+ * promises the file's data after fsync(file), not its name). Platforms that cannot open a folder
+ * (Windows: EISDIR/EPERM) make renames durable on their own, so the failure is ignored there.
+ */
+export async function fsyncDir(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, "r");
+  } catch (error) {
+    if (["EISDIR", "EPERM", "EACCES"].includes(errorCode(error) ?? "")) return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } catch (error) {
+    if (!["EINVAL", "EBADF", "EPERM", "ENOTSUP"].includes(errorCode(error) ?? "")) throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `mkdir -p` that also fsyncs the parents of the folders it created, so new folders survive a crash. */
+export async function ensureDir(dir: string): Promise<void> {
+  const firstCreated = await mkdir(dir, { recursive: true });
+  if (firstCreated === undefined) return;
+  // Each created folder is a new entry in its parent: fsync from the deepest parent up.
+  let current = path.dirname(dir);
+  const stop = path.dirname(firstCreated);
+  for (;;) {
+    await fsyncDir(current);
+    if (current === stop || path.dirname(current) === current) break;
+    current = path.dirname(current);
+  }
+}
+
+export interface AtomicWriteOptions {
+  /** Test seam: runs after the temp file is durable and before the rename (simulate a crash there). */
+  beforeRename?: (tempPath: string) => Promise<void>;
+}
+
+/** The temp file sits in the target's folder (rename is only atomic within one file system). */
+export function tempPathFor(target: string): string {
+  return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+}
+
+/** True for names made by tempPathFor for `baseName`: leftovers of a crash, safe to delete. */
+export function isTempFor(baseName: string, name: string): boolean {
+  return name.startsWith(`.${baseName}.`) && name.endsWith(".tmp");
+}
+
+/**
+ * Replaces `target` atomically: write a temp file in the same folder, fsync it, rename it over the
+ * target, fsync the folder. A crash before the rename leaves the old file (plus a stray temp
+ * file); after it, the new one. The temp file is removed when any step fails.
+ */
+export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const temp = tempPathFor(target);
+  let renamed = false;
+  try {
+    const handle = await open(temp, "wx", 0o600);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (options.beforeRename) await options.beforeRename(temp);
+    await rename(temp, target);
+    renamed = true;
+    await fsyncDir(path.dirname(target));
+  } finally {
+    if (!renamed) await unlink(temp).catch(() => undefined);
+  }
+}
+
+/**
+ * Writes a new file that must not replace anything (forensic copies): `name`, or `name-2`, `name-3`...
+ * when taken. Returns the path written.
+ */
+export async function writeNewFile(target: string, data: string | Uint8Array): Promise<string> {
+  for (let attempt = 1; ; attempt += 1) {
+    const candidate = attempt === 1 ? target : `${target}-${attempt}`;
+    let handle;
+    try {
+      handle = await open(candidate, "wx", 0o600);
+    } catch (error) {
+      if (errorCode(error) === "EEXIST" && attempt < 100) continue;
+      throw error;
+    }
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsyncDir(path.dirname(candidate));
+    return candidate;
+  }
+}

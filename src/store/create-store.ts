@@ -1,0 +1,20 @@
+import type { Logger } from "../logging/create-logger.js";
+import { FileSessionStore } from "./file-session-store.js";
+import { MinisearchMemoryIndex } from "./memory-index.js";
+import type { MemoryIndex, SessionStore } from "./store-types.js";
+
+export interface Store {
+  sessions: SessionStore;
+  memory: MemoryIndex;
+}
+
+/**
+ * The store as the composition root wires it: sessions on disk under `dataDir` (app.data_dir),
+ * memory indexed from those same sessions plus `dataDir/memory/<user>/*.md`. Nothing is touched
+ * on disk until the first call (folders are created on first write).
+ */
+export function createStore(dataDir: string, logger?: Logger): Store {
+  const sessions = new FileSessionStore(dataDir, logger ? { logger } : {});
+  const memory = new MinisearchMemoryIndex(dataDir, sessions, logger ? { logger } : {});
+  return { sessions, memory };
+}

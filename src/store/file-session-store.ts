@@ -1,0 +1,122 @@
+import { readdir, readFile, rename, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { Logger } from "../logging/create-logger.js";
+import { isSafeId } from "../shared/safe-id.js";
+import { ensureDir, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
+import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
+import { isCheckpoint } from "./record-schemas.js";
+import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
+import { CHECKPOINT_FILE, fileTimestamp, sessionPaths, userSessionsDir } from "./session-paths.js";
+import type { Checkpoint, HistoryEntry, HistoryReader, LoadedHistory, SessionStore } from "./store-types.js";
+
+export interface FileSessionStoreDeps {
+  logger?: Logger;
+  /** Lock timing (tests shorten the stale bounds). */
+  lock?: Omit<SessionLockOptions, "logger">;
+  /** Clock for `.corrupt-<timestamp>` names. */
+  now?: () => Date;
+}
+
+/**
+ * Sessions on disk: `<data_dir>/sessions/<user>/<session>/{history.jsonl, checkpoint.json,
+ * session.lock}` (see session-paths.ts). History is append-only and fsynced per turn, the
+ * checkpoint is replaced atomically after each step, so a crash loses at most the step in flight.
+ * Damage is repaired and reported as a warning, never thrown. Callers run a turn's reads and
+ * writes inside withSessionLock (loading may rewrite a damaged history).
+ */
+export class FileSessionStore implements SessionStore, HistoryReader {
+  readonly dataDir: string;
+  private readonly logger: Logger | undefined;
+  private readonly locks: SessionLocks;
+  private readonly now: () => Date;
+
+  constructor(dataDir: string, deps: FileSessionStoreDeps = {}) {
+    this.dataDir = path.resolve(dataDir);
+    this.logger = deps.logger;
+    this.locks = new SessionLocks({ ...deps.lock, logger: deps.logger });
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async loadHistory(userId: string, sessionId: string): Promise<LoadedHistory> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    const { entries, warnings } = await loadHistoryFile(paths.history, this.now);
+    for (const warning of warnings) this.logger?.warn({ user_id: userId, session_id: sessionId }, warning);
+    return { messages: entries.flatMap((entry) => entry.messages), warnings };
+  }
+
+  async appendTurn(userId: string, sessionId: string, entry: HistoryEntry): Promise<void> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await ensureDir(paths.dir);
+    await appendHistoryEntry(paths.history, entry);
+  }
+
+  async readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    let raw: string;
+    try {
+      raw = await readFile(paths.checkpoint, "utf8");
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (isCheckpoint(value)) return value;
+    // Atomic writes cannot tear it, so this is outside damage or a foreign version: set it aside
+    // (the turn then starts afresh) rather than resume from state we cannot trust.
+    const aside = `${paths.checkpoint}.corrupt-${fileTimestamp(this.now())}`;
+    await rename(paths.checkpoint, aside).catch(() => undefined);
+    this.logger?.warn({ user_id: userId, session_id: sessionId, kept: path.basename(aside) }, "session checkpoint was unreadable; ignored it");
+    return null;
+  }
+
+  async writeCheckpoint(userId: string, sessionId: string, checkpoint: Checkpoint): Promise<void> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await ensureDir(paths.dir);
+    await writeFileAtomic(paths.checkpoint, JSON.stringify(checkpoint));
+  }
+
+  /** Removes the checkpoint and any temp file a crash mid-write left behind. */
+  async clearCheckpoint(userId: string, sessionId: string): Promise<void> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    let names: string[];
+    try {
+      names = await readdir(paths.dir);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+    const doomed = names.filter((name) => name === CHECKPOINT_FILE || isTempFor(CHECKPOINT_FILE, name));
+    if (doomed.length === 0) return;
+    for (const name of doomed) {
+      await unlink(path.join(paths.dir, name)).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+    }
+    await fsyncDir(paths.dir);
+  }
+
+  async withSessionLock<T>(userId: string, sessionId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    // No await before run(): the in-process queue must be joined in call order.
+    return this.locks.run(sessionPaths(this.dataDir, userId, sessionId).lock, fn, signal);
+  }
+
+  async listSessions(userId: string): Promise<string[]> {
+    const dir = userSessionsDir(this.dataDir, userId);
+    try {
+      const entries = await readdir(dir, { withFileTypes: true });
+      return entries.filter((entry) => entry.isDirectory() && isSafeId(entry.name)).map((entry) => entry.name);
+    } catch (error) {
+      if (isNotFound(error)) return [];
+      throw error;
+    }
+  }
+
+  async readTurns(userId: string, sessionId: string): Promise<HistoryEntry[]> {
+    return readHistoryEntries(sessionPaths(this.dataDir, userId, sessionId).history);
+  }
+}

@@ -1,0 +1,68 @@
+import path from "node:path";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { assertSafeId } from "../shared/safe-id.js";
+
+/**
+ * Every on-disk path of the store, built in one place so that no other file joins a user-supplied
+ * id into a path. Layout under data_dir:
+ *
+ *   sessions/<user_id>/<session_id>/history.jsonl      one HistoryEntry per line, append-only
+ *   sessions/<user_id>/<session_id>/checkpoint.json    L2 checkpoint, replaced atomically
+ *   sessions/<user_id>/<session_id>/session.lock       cross-process turn lock (exists while held)
+ *   memory/<user_id>/*.md                              the user's notes, indexed by memory
+ *
+ * Ids are checked with assertSafeId before any join (the SessionRunner checks them too: defense in
+ * depth), and the joined path is checked to be inside data_dir in case the id rule ever loosens.
+ */
+
+export const HISTORY_FILE = "history.jsonl";
+export const CHECKPOINT_FILE = "checkpoint.json";
+export const LOCK_FILE = "session.lock";
+
+export interface SessionPaths {
+  dir: string;
+  history: string;
+  checkpoint: string;
+  lock: string;
+}
+
+/** Throws invalid_request unless `candidate` is `root` itself or below it. */
+export function assertInside(root: string, candidate: string): string {
+  const relative = path.relative(root, candidate);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) {
+    throw new RuntimeError("invalid_request", "session path escapes data_dir", { details: { param: "session_id" } });
+  }
+  return candidate;
+}
+
+/** The folder holding all sessions of one user. */
+export function userSessionsDir(dataDir: string, userId: string): string {
+  const root = path.resolve(dataDir);
+  assertSafeId("user_id", userId);
+  return assertInside(root, path.join(root, "sessions", userId));
+}
+
+export function sessionPaths(dataDir: string, userId: string, sessionId: string): SessionPaths {
+  const root = path.resolve(dataDir);
+  assertSafeId("user_id", userId);
+  assertSafeId("session_id", sessionId);
+  const dir = assertInside(root, path.join(root, "sessions", userId, sessionId));
+  return {
+    dir,
+    history: path.join(dir, HISTORY_FILE),
+    checkpoint: path.join(dir, CHECKPOINT_FILE),
+    lock: path.join(dir, LOCK_FILE),
+  };
+}
+
+/** `data_dir/memory/<user_id>`: markdown notes the memory index reads. */
+export function userNotesDir(dataDir: string, userId: string): string {
+  const root = path.resolve(dataDir);
+  assertSafeId("user_id", userId);
+  return assertInside(root, path.join(root, "memory", userId));
+}
+
+/** A file-name-safe timestamp (no `:`), for `.corrupt-<timestamp>` copies. */
+export function fileTimestamp(date: Date = new Date()): string {
+  return date.toISOString().replace(/[:.]/g, "-");
+}

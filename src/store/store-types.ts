@@ -1,0 +1,82 @@
+import type { ChatMessage, ToolCall } from "../engine/chat-types.js";
+
+/** One persisted history line: the messages a finished turn added to the conversation. */
+export interface HistoryEntry {
+  trace_id: string;
+  agent: string;
+  /** ISO time the turn finished. */
+  at: string;
+  messages: ChatMessage[];
+}
+
+export interface PendingToolCall {
+  call: ToolCall;
+  /** Arguments parsed and validated; run as-is on approval. */
+  args: Record<string, unknown>;
+  server: string;
+}
+
+/**
+ * The loop state after each step (L2 checkpoint): enough to resume an interrupted or paused turn
+ * without re-running completed tool calls.
+ */
+export interface Checkpoint {
+  version: 1;
+  trace_id: string;
+  agent: string;
+  user_input: string;
+  /** Messages of this turn so far (user message first), including completed tool results. */
+  messages: ChatMessage[];
+  /** The next step to run. */
+  step: number;
+  parse_errors: number;
+  status: "running" | "paused";
+  pending: PendingToolCall | null;
+  updated_at: string;
+}
+
+export interface LoadedHistory {
+  messages: ChatMessage[];
+  /** e.g. "session history was corrupt at line 7; repaired to the last good entry". */
+  warnings: string[];
+}
+
+/** Sessions on disk under app.data_dir, one folder per user and session. */
+export interface SessionStore {
+  loadHistory(userId: string, sessionId: string): Promise<LoadedHistory>;
+  /** Appends one finished turn and fsyncs. */
+  appendTurn(userId: string, sessionId: string, entry: HistoryEntry): Promise<void>;
+  readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null>;
+  /** Atomic (temp file + rename): a crash leaves the previous or the new checkpoint, never a torn one. */
+  writeCheckpoint(userId: string, sessionId: string, checkpoint: Checkpoint): Promise<void>;
+  clearCheckpoint(userId: string, sessionId: string): Promise<void>;
+  /** Runs `fn` holding the session's lock; turns on one session run one at a time, across processes too. */
+  withSessionLock<T>(userId: string, sessionId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+export interface MemorySnippet {
+  text: string;
+  source: string;
+  score: number;
+}
+
+/** Full-text memory over a user's past turns and notes. */
+export interface MemoryIndex {
+  /** Builds the user's index once (past turns + data_dir/memory/<user>/*.md); idempotent. */
+  ensureUser(userId: string): Promise<void>;
+  /** Best snippets for the query, within a token budget (≈ 4 characters a token). */
+  search(userId: string, query: string, budgetTokens: number): MemorySnippet[];
+  /** Adds a finished turn to the index. */
+  addTurn(userId: string, sessionId: string, entry: HistoryEntry): void;
+}
+
+/**
+ * Read-only access to past turns, for the memory index (FileSessionStore implements it next to
+ * SessionStore). Reads take no lock and never repair: a damaged line is skipped, not rewritten.
+ */
+export interface HistoryReader {
+  /** The session ids of a user that have a folder on disk, in no particular order. */
+  listSessions(userId: string): Promise<string[]>;
+  /** The valid turns of one session, oldest first. */
+  readTurns(userId: string, sessionId: string): Promise<HistoryEntry[]>;
+}
