@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { access, mkdir, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -118,4 +118,21 @@ export async function writeNewFile(target: string, data: string | Uint8Array): P
     await fsyncDir(path.dirname(candidate));
     return candidate;
   }
+}
+
+/**
+ * `base`, or `base-2`, `base-3`... whichever is free (for forensic copies that must not replace an
+ * earlier one). Check-then-use: callers hold the session lock, so nothing else races for the name.
+ */
+export async function freeName(base: string): Promise<string> {
+  for (let attempt = 1; attempt < 100; attempt += 1) {
+    const candidate = attempt === 1 ? base : `${base}-${attempt}`;
+    try {
+      await access(candidate);
+    } catch (error) {
+      if (isNotFound(error)) return candidate;
+      throw error;
+    }
+  }
+  return `${base}-${randomBytes(4).toString("hex")}`;
 }

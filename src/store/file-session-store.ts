@@ -2,7 +2,7 @@ import { readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
-import { ensureDir, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
+import { ensureDir, freeName, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
 import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
@@ -68,7 +68,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
     if (isCheckpoint(value)) return value;
     // Atomic writes cannot tear it, so this is outside damage or a foreign version: set it aside
     // (the turn then starts afresh) rather than resume from state we cannot trust.
-    const aside = `${paths.checkpoint}.corrupt-${fileTimestamp(this.now())}`;
+    const aside = await freeName(`${paths.checkpoint}.corrupt-${fileTimestamp(this.now())}`);
     await rename(paths.checkpoint, aside).catch(() => undefined);
     this.logger?.warn({ user_id: userId, session_id: sessionId, kept: path.basename(aside) }, "session checkpoint was unreadable; ignored it");
     return null;

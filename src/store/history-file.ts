@@ -1,6 +1,6 @@
 import { open, readFile, rename } from "node:fs/promises";
 import path from "node:path";
-import { errorCode, fsyncDir, isNotFound, writeFileAtomic, writeNewFile } from "./atomic-file.js";
+import { errorCode, freeName, fsyncDir, isNotFound, writeFileAtomic, writeNewFile } from "./atomic-file.js";
 import { isHistoryEntry } from "./record-schemas.js";
 import { fileTimestamp } from "./session-paths.js";
 import type { HistoryEntry } from "./store-types.js";
@@ -83,9 +83,16 @@ export async function loadHistoryFile(file: string, now: () => Date = () => new 
   if (parsed.badLines.length === 0) return { entries: parsed.entries, warnings: [] };
 
   // Forensics first, then the rewrite: a crash in between leaves the original in place to repair again.
-  const kept = await writeNewFile(`${file}.corrupt-${fileTimestamp(now())}`, raw);
-  await writeFileAtomic(file, serializeEntries(parsed.entries));
-  return { entries: parsed.entries, warnings: [repairWarning(parsed, path.basename(kept))] };
+  try {
+    const kept = await writeNewFile(`${file}.corrupt-${fileTimestamp(now())}`, raw);
+    await writeFileAtomic(file, serializeEntries(parsed.entries));
+    return { entries: parsed.entries, warnings: [repairWarning(parsed, path.basename(kept))] };
+  } catch (error) {
+    // Disk full or read-only: still answer with what could be read; appends stay safe (see below).
+    const reason = errorCode(error) ?? "unknown error";
+    const warning = `session history is damaged (first bad line ${parsed.badLines[0] ?? 0}) and could not be repaired on disk (${reason}): using its ${parsed.entries.length} good turns`;
+    return { entries: parsed.entries, warnings: [warning] };
+  }
 }
 
 function repairWarning(parsed: ParsedHistory, keptName: string): string {
@@ -106,8 +113,8 @@ function repairWarning(parsed: ParsedHistory, keptName: string): string {
 /** A history that cannot even be read (EISDIR, EACCES, too large): move it aside, start empty. */
 async function moveAside(file: string, cause: unknown, date: Date): Promise<string> {
   const reason = errorCode(cause) ?? (cause instanceof Error ? cause.message : "unknown error");
-  const target = `${file}.corrupt-${fileTimestamp(date)}`;
   try {
+    const target = await freeName(`${file}.corrupt-${fileTimestamp(date)}`);
     await rename(file, target);
     await fsyncDir(path.dirname(file));
     return `session history could not be read (${reason}): reset to an empty history (the old file was moved to ${path.basename(target)})`;

@@ -141,7 +141,10 @@ export class MinisearchMemoryIndex implements MemoryIndex {
     const newest = turnDocs.slice(-this.limits.maxTurns);
     const notes = await readNoteDocuments(userNotesDir(this.dataDir, userId), this.limits, (file, why) =>
       this.logger?.warn({ user_id: userId, file }, `memory: note ${why}`),
-    );
+    ).catch((error: unknown) => {
+      this.logger?.warn({ user_id: userId, err: error }, "memory: notes folder could not be read; indexing turns only");
+      return [];
+    });
     // Turns added by addTurn while we were reading are newer than anything on disk we saw.
     const fresh = newest.filter((doc) => !state.index.has(doc.id));
     state.index.addAll(fresh);

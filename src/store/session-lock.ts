@@ -161,9 +161,13 @@ export class SessionLocks {
     try {
       const owner: LockOwner = { pid: process.pid, hostname: this.host, acquired_at: new Date().toISOString(), token };
       await handle.writeFile(JSON.stringify(owner));
-    } finally {
+    } catch (error) {
+      // An empty lock would block others until judged stale: take it back now.
       await handle.close();
+      await unlink(file).catch(() => undefined);
+      throw error;
     }
+    await handle.close();
     return true;
   }
 

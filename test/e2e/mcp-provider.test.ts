@@ -23,7 +23,7 @@ describe("McpToolProvider with the fixture server", { timeout: 60_000 }, () => {
         fixture: fixtureServer(["--page-size", "2"], { timeout_ms: 10_000 }),
         broken: fixtureServer(["--fail-start"]),
         missing: serverConfig([], { command: "/nonexistent/mcp-server" }),
-        slow: fixtureServer([], { timeout_ms: 300 }),
+        slow: fixtureServer([], { timeout_ms: 300, requires_approval: ["wait", "wiat"] }),
       },
       { logger, maxOutputBytes: 1000 },
     );
@@ -45,6 +45,13 @@ describe("McpToolProvider with the fixture server", { timeout: 60_000 }, () => {
     assert.match(status.get("missing")?.error ?? "", /ENOENT/);
     assert.equal(status.get("broken")?.tools, 0);
     assert.ok(provider.list(["broken/*", "missing/*"]).length === 0);
+  });
+
+  it("flags approvals by remote name and warns about names the server does not offer", () => {
+    assert.equal(provider.list(["slow_wait"])[0]?.requiresApproval, true);
+    assert.equal(provider.list(["wait"])[0]?.requiresApproval, false);
+    const warning = records().find((r) => r.level === 40 && r.server === "slow" && String(r.msg).includes("requires_approval"));
+    assert.deepEqual(warning?.unknown, ["wiat"]);
   });
 
   it("follows tools/list pagination and leaves out task-only tools", () => {

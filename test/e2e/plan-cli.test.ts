@@ -74,7 +74,7 @@ describe("local-ai plan (built CLI)", () => {
     const run = await runCli(["plan", "--config", config], dir);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^Machine: /);
-    assert.match(run.stdout, /\+ ok {2}default \(embedded\): llama, \d+K params, F16, trained ctx 2048\n/);
+    assert.match(run.stdout, /\+ ok +default \(embedded\): llama, \d+K params, F16, trained ctx 2048\n/);
     assert.match(run.stdout, /plan: gpu_layers \d+\/3, ctx_size 2048, threads \d+/);
     assert.match(run.stdout, /1 model planned: every model fits\.\n$/);
   });

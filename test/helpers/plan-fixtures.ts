@@ -1,7 +1,7 @@
 // GGUF files that are broken in the ways that matter to the planner: the tiny model's tensors
 // and vocab, with one piece of metadata removed or zeroed. Never loaded natively (that is the
 // point: llama.cpp aborts the process on some of them).
-import { GgmlType, llamaMetadata, llamaTensorSlots, rowChunks, tinyHParams, tinyVocab, writeGguf, type GgufMetadata, type GgufValue } from "../fixtures/gguf/index.js";
+import { GgmlType, llamaMetadata, llamaTensorSlots, rowChunks, tinyHParams, tinyVocab, writeGguf, type GgufValue } from "../fixtures/gguf/index.js";
 
 /** The tiny model's metadata after `edit` (delete or replace keys), with small F32 tensors. */
 export async function writeEditedTinyModel(path: string, edit: (metadata: Record<string, GgufValue>) => void): Promise<string> {
@@ -15,6 +15,6 @@ export async function writeEditedTinyModel(path: string, edit: (metadata: Record
     type: GgmlType.F32,
     data: () => rowChunks(slot.shape, (_row, out) => out.fill(0.01)),
   }));
-  await writeGguf(path, { metadata: metadata as GgufMetadata, tensors });
+  await writeGguf(path, { metadata, tensors });
   return path;
 }

@@ -64,7 +64,8 @@ describe("session checkpoint", () => {
 
   it("sets aside a damaged checkpoint with a warning and reads null", async () => {
     const { logger, records } = captureLogger();
-    store = new FileSessionStore(dataDir, { logger });
+    const fixed = new Date(Date.UTC(2024, 5, 1));
+    store = new FileSessionStore(dataDir, { logger, now: () => fixed });
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, '{"version": 1, "trace_id": ');
     assert.equal(await store.readCheckpoint(USER, SESSION), null);
@@ -72,7 +73,9 @@ describe("session checkpoint", () => {
     assert.equal(names.length, 1);
     assert.match(names[0] ?? "", /^checkpoint\.json\.corrupt-/);
     assert.ok(records().some((record) => record.level === 40 && String(record.msg).includes("checkpoint")));
+    // A checkpoint of an unknown version is not trusted either; the earlier copy is not replaced.
     await writeFile(file, JSON.stringify({ ...makeCheckpoint(1), version: 2 }));
     assert.equal(await store.readCheckpoint(USER, SESSION), null);
+    assert.equal((await readdir(path.dirname(file))).filter((name) => name.startsWith("checkpoint.json.corrupt-")).length, 2);
   });
 });

@@ -148,7 +148,7 @@ describe("withSessionLock", () => {
       });
       child.on("exit", () => reject(new Error(`child exited before locking: ${stderr}`)));
     });
-    const ourStart = await store.withSessionLock("u1", "s1", async () => Date.now(), AbortSignal.timeout(5000));
+    const ourStart = await store.withSessionLock("u1", "s1", async () => Date.now(), AbortSignal.timeout(15_000));
     assert.equal(await exited, 0, stderr);
     const times = JSON.parse(await readFile(outFile, "utf8")) as { start: number; end: number };
     assert.ok(times.end - times.start >= 490, "the child held the lock ~500 ms");

@@ -3,7 +3,7 @@ import { readGgufHeader } from "../../engine/gguf/read-gguf-header.js";
 import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
 import { formatParams } from "../../engine/plan/plan-alternatives.js";
 import { planModels } from "../../engine/plan/plan-models.js";
-import type { ModelFacts, ModelPlanEntry } from "../../engine/plan/plan-types.js";
+import type { HardwareSnapshot, ModelFacts, ModelPlanEntry } from "../../engine/plan/plan-types.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok } from "../check-result.js";
 
@@ -11,6 +11,8 @@ export interface ModelInsightsCheckOptions {
   llama: LlamaLoader;
   env: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
+  /** Plan for this machine instead of the real one (tests). */
+  hardware?: HardwareSnapshot;
 }
 
 /**
@@ -27,7 +29,13 @@ export async function checkModelInsights(config: Config, options: ModelInsightsC
   const models = Object.fromEntries(Object.entries(config.llama.models).filter(([name]) => names.has(name)));
   const report = await planModels(
     { ...config, llama: { ...config.llama, models } },
-    { llama: options.llama, env: options.env, checkBinary: false, ...(options.signal ? { signal: options.signal } : {}) },
+    {
+      llama: options.llama,
+      env: options.env,
+      checkBinary: false,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.hardware ? { hardware: options.hardware } : {}),
+    },
   );
   return report.models.map(toCheck);
 }

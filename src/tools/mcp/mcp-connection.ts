@@ -74,12 +74,18 @@ export class McpConnection {
   /** `label` is the name the model knows the tool by, for messages. */
   async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName): Promise<ToolCallResult> {
     if (signal?.aborted === true) return cancelledResult();
+    let session: McpSession;
+    try {
+      // A restart is bounded by the start timeout, not timeout_ms: timeout_ms is how long the
+      // tool may run, and a server that takes longer to start than that must still come back.
+      session = await this.ready(signal);
+    } catch (error) {
+      return isAborted(signal) ? cancelledResult() : this.failure(error);
+    }
     const timeoutMs = this.config.timeout_ms;
-    // One deadline for the whole call, a restart included: the model waits for both.
     const deadline = AbortSignal.timeout(timeoutMs);
     const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     try {
-      const session = await this.ready(combined);
       // The SDK sends notifications/cancelled to the server when `combined` aborts.
       const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs });
       return toToolCallResult(result, this.deps.maxOutputBytes);
@@ -116,7 +122,7 @@ export class McpConnection {
     return errorResult(errorText(error), false);
   }
 
-  private async ready(signal: AbortSignal): Promise<McpSession> {
+  private async ready(signal: AbortSignal | undefined): Promise<McpSession> {
     if (this.state === "closed") throw new Error("the tool provider is closed");
     if (this.state === "ready" && this.session !== undefined) return this.session;
     if (this.state === "crashed" && this.crashUnreported) {
@@ -167,6 +173,8 @@ export class McpConnection {
   }
 
   private open(): Promise<McpSession> {
+    // Failed attempts dispose of themselves; forget them so repeated restarts do not pile up.
+    for (const session of this.sessions) if (session.disposed) this.sessions.delete(session);
     return openSession(
       {
         server: this.server,

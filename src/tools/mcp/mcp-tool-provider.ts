@@ -136,5 +136,19 @@ export class McpToolProvider implements ToolProvider {
       this.entries.set(name, { descriptor, connection });
     });
     this.ordered = [...this.entries.values()].map((entry) => entry.descriptor);
+    this.warnUnknownApprovals();
+  }
+
+  /** A requires_approval entry naming no tool is likely a typo, and a typo here disables a safeguard. */
+  private warnUnknownApprovals(): void {
+    for (const connection of this.connections) {
+      const setting = connection.config.requires_approval;
+      if (connection.state !== "ready" || typeof setting === "boolean") continue;
+      const offered = new Set(connection.tools.map((tool) => tool.name));
+      const unknown = setting.filter((name) => !offered.has(name));
+      if (unknown.length > 0) {
+        this.logger.warn({ server: connection.server, unknown }, "requires_approval names tools this server does not offer");
+      }
+    }
   }
 }

@@ -1,0 +1,127 @@
+// Child process of bench/engine.bench.ts: node-llama-cpp alone in a process, so its peak RSS is its
+// own. Loads the model the way the embedded engine does (LlamaRuntime: prebuilt binaries, gpu auto),
+// then answers "run" messages: evaluate a fixed prompt of token ids and generate a fixed number of
+// tokens greedily through LlamaContextSequence.evaluate, ignoring EOS (the loop never stops on it).
+//
+// Timing definitions match llama-server's own `timings` (tools/server/server-common.h):
+//   prompt_ms    = evaluate() called -> first generated token sampled (prompt decode + 1 sample)
+//   predicted_ms = first token -> last token; predicted_per_second = (n - 1) / predicted_ms
+//                  (the first token comes from the prompt's logits: it costs no decode step)
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
+import { createLogger } from "../src/logging/create-logger.js";
+
+export interface WorkerArgs {
+  modelPath: string;
+  contextSize: number;
+  threads: number;
+}
+
+export type ToWorker = { type: "run"; prompt: number[]; nPredict: number } | { type: "exit" };
+
+export type FromWorker =
+  | {
+      type: "ready";
+      /** import node-llama-cpp + getLlama (backend load). */
+      runtime_ms: number;
+      model_ms: number;
+      context_ms: number;
+      /** maxRSS right after getLlama, before the model: Node + the addon. */
+      rss_before_model_kb: number;
+      threads: number;
+      batch_size: number;
+      flash_attention: string;
+      cpu_backend: string;
+    }
+  | { type: "result"; prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number; total_ms: number }
+  | { type: "bye"; max_rss_kb: number }
+  | { type: "error"; message: string };
+
+function send(message: FromWorker): Promise<void> {
+  return new Promise((resolve) => process.send?.(message, undefined, undefined, () => resolve()));
+}
+
+/** Which of the prebuilt libggml-cpu-<variant>.so files the dynamic backend loader picked. */
+function cpuBackend(): string {
+  try {
+    const maps = readFileSync("/proc/self/maps", "utf8");
+    const match = /libggml-cpu-([A-Za-z0-9_]+)\.so/.exec(maps);
+    return match?.[1] ?? "unknown (no libggml-cpu-*.so mapped)";
+  } catch {
+    return "unknown";
+  }
+}
+
+async function generate(sequence: LlamaContextSequence, prompt: number[], nPredict: number): Promise<FromWorker> {
+  await sequence.clearHistory();
+  const started = performance.now();
+  let first = 0;
+  let last = 0;
+  let count = 0;
+  for await (const token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
+    void token;
+    last = performance.now();
+    if (count === 0) first = last;
+    count++;
+    if (count >= nPredict) break;
+  }
+  return {
+    type: "result",
+    prompt_n: prompt.length,
+    prompt_ms: first - started,
+    predicted_n: count,
+    predicted_ms: last - first,
+    total_ms: last - started,
+  };
+}
+
+async function main(): Promise<void> {
+  const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
+  const logger = createLogger({ level: "warn", pretty: false });
+  const t0 = performance.now();
+  const runtime = new LlamaRuntime(logger);
+  const { llama } = await runtime.get();
+  const t1 = performance.now();
+  const rssBeforeModel = process.resourceUsage().maxRSS;
+  const model: LlamaModel = await llama.loadModel({ modelPath: args.modelPath, gpuLayers: "auto" });
+  const t2 = performance.now();
+  const context: LlamaContext = await model.createContext({ contextSize: args.contextSize, sequences: 1, threads: args.threads });
+  const t3 = performance.now();
+  const sequence = context.getSequence();
+  await send({
+    type: "ready",
+    runtime_ms: t1 - t0,
+    model_ms: t2 - t1,
+    context_ms: t3 - t2,
+    rss_before_model_kb: rssBeforeModel,
+    threads: context.idealThreads,
+    batch_size: context.batchSize,
+    flash_attention: String(context.flashAttention),
+    cpu_backend: cpuBackend(),
+  });
+  process.on("message", (message: ToWorker) => {
+    void (async () => {
+      try {
+        if (message.type === "run") {
+          await send(await generate(sequence, message.prompt, message.nPredict));
+        } else {
+          await send({ type: "bye", max_rss_kb: process.resourceUsage().maxRSS });
+          await context.dispose();
+          await model.dispose();
+          await runtime.dispose();
+          process.exit(0);
+        }
+      } catch (error) {
+        await send({ type: "error", message: error instanceof Error ? error.message : String(error) });
+        process.exit(1);
+      }
+    })();
+  });
+}
+
+main().catch(async (error: unknown) => {
+  await send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  process.exit(1);
+});

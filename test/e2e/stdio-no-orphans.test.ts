@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { readFile, readdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CliProcess } from "../helpers/cli-process.js";
+import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
+import { tempConfig } from "../helpers/temp-config.js";
+import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
+
+const require = createRequire(import.meta.url);
+const FILESYSTEM_SERVER = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist/index.js");
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of processes whose parent is `parent` (Linux /proc). */
+async function childrenOf(parent: number): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (ppid === parent) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+async function gone(pids: number[], ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (pids.some(alive) && Date.now() < until) await sleep(25);
+  return !pids.some(alive);
+}
+
+for (const how of ["SIGTERM", "stdin EOF", "shutdown"] as const) {
+  describe(`serve-stdio leaves no child behind (${how})`, () => {
+    it("stops llama-server and the MCP servers", async (t) => {
+      const binary = findLlamaServerBinary();
+      if (binary === null) {
+        process.stderr.write(LLAMA_SERVER_MISSING_MESSAGE);
+        t.skip("llama-server not built: run npm run build:llama-server");
+        return;
+      }
+      const { dir, configPath } = await tempConfig(
+        [
+          "llama:",
+          `  binary: ${JSON.stringify(binary)}`,
+          "  models:",
+          "    default:",
+          "      engine: llama-server",
+          `      path: ${JSON.stringify(await ensureFixture("demo"))}`,
+          `      port: ${18490 + ["SIGTERM", "stdin EOF", "shutdown"].indexOf(how)}`,
+          "      threads: 1",
+          "      ctx_size: 2048",
+          "agents:",
+          "  assistant:",
+          "    temperature: 0",
+          "mcp:",
+          "  servers:",
+          "    fs:",
+          `      command: ${JSON.stringify(process.execPath)}`,
+          `      args: [${JSON.stringify(FILESYSTEM_SERVER)}, "."]`,
+          "",
+        ].join("\n"),
+      );
+      const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
+      const reply = await proc.request({ id: 1, method: "chat", params: { input: "hi" } }, 60_000);
+      assert.equal((reply.result as { response: string }).response, DEMO_SENTENCE);
+      const pidFile = JSON.parse(await readFile(path.join(dir, "data", "run", "llama-server-default.pid"), "utf8")) as { pid: number };
+      const children = await childrenOf(proc.child.pid ?? -1);
+      assert.ok(children.includes(pidFile.pid), "llama-server is our child");
+      assert.ok(children.length >= 2, `llama-server and the MCP server run (${children.join(", ")})`);
+      if (how === "SIGTERM") proc.kill("SIGTERM");
+      else if (how === "stdin EOF") proc.endInput();
+      else proc.send({ id: "bye", method: "shutdown" });
+      assert.equal((await proc.exited).code, 0);
+      assert.ok(await gone([pidFile.pid, ...children]), "every child is gone");
+    });
+  });
+}
