@@ -9,7 +9,7 @@
 //                  (the first token comes from the prompt's logits: it costs no decode step)
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import { LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 
@@ -19,7 +19,8 @@ export interface WorkerArgs {
   threads: number;
 }
 
-export type ToWorker = { type: "run"; prompt: number[]; nPredict: number } | { type: "exit" };
+/** maxMs: stop generating early after this long (a guard for an oversubscribed machine). */
+export type ToWorker = { type: "run"; prompt: number[]; nPredict: number; maxMs: number } | { type: "exit" };
 
 export type FromWorker =
   | {
@@ -35,7 +36,16 @@ export type FromWorker =
       flash_attention: string;
       cpu_backend: string;
     }
-  | { type: "result"; prompt_n: number; prompt_ms: number; predicted_n: number; predicted_ms: number; total_ms: number }
+  | {
+      type: "result";
+      prompt_n: number;
+      prompt_ms: number;
+      predicted_n: number;
+      predicted_ms: number;
+      total_ms: number;
+      /** llama.cpp's own counters for this run (llama_perf_context): time inside llama_decode. */
+      native: { prompt_eval_ms: number; prompt_eval_tokens: number; eval_ms: number; eval_runs: number } | null;
+    }
   | { type: "bye"; max_rss_kb: number }
   | { type: "error"; message: string };
 
@@ -54,8 +64,30 @@ function cpuBackend(): string {
   }
 }
 
-async function generate(sequence: LlamaContextSequence, prompt: number[], nPredict: number): Promise<FromWorker> {
+/**
+ * llama.cpp's per-context perf counters, printed (and reset) by printTimings through the log
+ * callback at info level. The level is raised only around the call; the lines are captured.
+ */
+const perfLines: string[] = [];
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function nativeTimings(llama: Llama, context: LlamaContext): Promise<Extract<FromWorker, { type: "result" }>["native"]> {
+  perfLines.length = 0;
+  llama.logLevel = LlamaLogLevel.info;
+  await context.printTimings();
+  // Log lines reach JS through a thread-safe function: give them a moment to arrive.
+  for (let i = 0; i < 50 && !perfLines.some((line) => line.includes("total time")); i++) await sleep(5);
+  llama.logLevel = LlamaLogLevel.warn;
+  const text = perfLines.join("\n");
+  const prompt = /prompt eval time =\s*([\d.]+) ms \/\s*(\d+) tokens/.exec(text);
+  const evalRuns = /\seval time =\s*([\d.]+) ms \/\s*(\d+) runs/.exec(text);
+  if (!prompt || !evalRuns) return null;
+  return { prompt_eval_ms: Number(prompt[1]), prompt_eval_tokens: Number(prompt[2]), eval_ms: Number(evalRuns[1]), eval_runs: Number(evalRuns[2]) };
+}
+
+async function generate(llama: Llama, context: LlamaContext, sequence: LlamaContextSequence, prompt: number[], nPredict: number, maxMs: number): Promise<FromWorker> {
   await sequence.clearHistory();
+  await nativeTimings(llama, context); // resets the counters
   const started = performance.now();
   let first = 0;
   let last = 0;
@@ -65,8 +97,9 @@ async function generate(sequence: LlamaContextSequence, prompt: number[], nPredi
     last = performance.now();
     if (count === 0) first = last;
     count++;
-    if (count >= nPredict) break;
+    if (count >= nPredict || last - first > maxMs) break;
   }
+  const native = await nativeTimings(llama, context);
   return {
     type: "result",
     prompt_n: prompt.length,
@@ -74,12 +107,23 @@ async function generate(sequence: LlamaContextSequence, prompt: number[], nPredi
     predicted_n: count,
     predicted_ms: last - first,
     total_ms: last - started,
+    native,
   };
 }
 
 async function main(): Promise<void> {
   const args = JSON.parse(process.argv[2] ?? "{}") as WorkerArgs;
-  const logger = createLogger({ level: "warn", pretty: false });
+  // Debug level so that llama.cpp's info lines (mapped to debug by LlamaRuntime) reach us: perf
+  // lines are kept, warnings and errors go on to stderr, the rest is dropped.
+  const logger = createLogger({
+    level: "debug",
+    destination: {
+      write: (line: string) => {
+        if (line.includes("llama_perf_context_print")) perfLines.push((JSON.parse(line) as { msg: string }).msg);
+        else if (/"level":(4|5|6)0/.test(line)) process.stderr.write(line);
+      },
+    },
+  });
   const t0 = performance.now();
   const runtime = new LlamaRuntime(logger);
   const { llama } = await runtime.get();
@@ -87,7 +131,7 @@ async function main(): Promise<void> {
   const rssBeforeModel = process.resourceUsage().maxRSS;
   const model: LlamaModel = await llama.loadModel({ modelPath: args.modelPath, gpuLayers: "auto" });
   const t2 = performance.now();
-  const context: LlamaContext = await model.createContext({ contextSize: args.contextSize, sequences: 1, threads: args.threads });
+  const context: LlamaContext = await model.createContext({ contextSize: args.contextSize, sequences: 1, threads: args.threads, performanceTracking: true });
   const t3 = performance.now();
   const sequence = context.getSequence();
   await send({
@@ -105,7 +149,7 @@ async function main(): Promise<void> {
     void (async () => {
       try {
         if (message.type === "run") {
-          await send(await generate(sequence, message.prompt, message.nPredict));
+          await send(await generate(llama, context, sequence, message.prompt, message.nPredict, message.maxMs));
         } else {
           await send({ type: "bye", max_rss_kb: process.resourceUsage().maxRSS });
           await context.dispose();

@@ -18,7 +18,8 @@ import type { FromWorker, ToWorker, WorkerArgs } from "./engine-embedded-worker.
  * embedded / llama-server. See docs/benchmarks.md.
  *
  * Env: BENCH_ENGINE_SHAPE=small|0.5b (default small), BENCH_ROUNDS (5), BENCH_THREADS ("<physical>,1"),
- * BENCH_PREDICT (128), BENCH_PROMPT (256), BENCH_CTX (2048), BENCH_REPS (2 measured generations per load).
+ * BENCH_PREDICT (128), BENCH_PROMPT (256), BENCH_CTX (2048), BENCH_REPS (2 measured generations per load),
+ * BENCH_MAX_GEN_MS (15000: a generation that takes longer stops early; its tok/s still counts).
  */
 
 const shapeName = (process.env.BENCH_ENGINE_SHAPE ?? "small") as BenchShapeName;
@@ -27,6 +28,8 @@ const nPredict = Number(process.env.BENCH_PREDICT ?? "128");
 const promptLength = Number(process.env.BENCH_PROMPT ?? "256");
 const contextSize = Number(process.env.BENCH_CTX ?? "2048");
 const reps = Number(process.env.BENCH_REPS ?? "2");
+/** Guard: a generation stops after this long (tok/s still counts the tokens it made). */
+const maxGenMs = Number(process.env.BENCH_MAX_GEN_MS ?? "15000");
 const threadsList = (process.env.BENCH_THREADS ?? `${physicalCores()},1`).split(",").map(Number);
 const worker = fileURLToPath(new URL("./engine-embedded-worker.js", import.meta.url));
 
@@ -37,6 +40,7 @@ interface Gen {
   prompt_ms: number;
   predicted_n: number;
   predicted_ms: number;
+  native?: { prompt_eval_ms: number; prompt_eval_tokens: number; eval_ms: number; eval_runs: number } | null;
 }
 
 interface Sample {
@@ -49,6 +53,7 @@ interface Sample {
   extra: Record<string, unknown>;
 }
 
+const round2 = (n: number): number => Math.round(n * 100) / 100;
 const promptTps = (g: Gen): number => (g.prompt_n * 1000) / g.prompt_ms;
 const genTps = (g: Gen): number => ((g.predicted_n - 1) * 1000) / g.predicted_ms;
 
@@ -112,11 +117,11 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
   const ready = await child.next("ready");
   const loadMs = performance.now() - started;
   // Warm-up: a short prompt and a few tokens (first-decode allocations), not measured.
-  child.send({ type: "run", prompt: prompt.slice(0, 8), nPredict: 4 });
+  child.send({ type: "run", prompt: prompt.slice(0, 8), nPredict: 4, maxMs: maxGenMs });
   await child.next("result");
   const gens: Gen[] = [];
   for (let i = 0; i < reps; i++) {
-    child.send({ type: "run", prompt, nPredict });
+    child.send({ type: "run", prompt, nPredict, maxMs: maxGenMs });
     gens.push(await child.next("result"));
   }
   child.send({ type: "exit" });
@@ -130,6 +135,11 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
     gen_tps: median(gens.map(genTps)),
     peak_rss_mb: bye.max_rss_kb / 1024,
     extra: {
+      predicted_n: Math.min(...gens.map((g) => g.predicted_n)),
+      // Per generated token: wall time vs time inside llama_decode (llama.cpp's own counter).
+      wall_ms_per_token: round2(median(gens.map((g) => g.predicted_ms / (g.predicted_n - 1)))),
+      decode_ms_per_token: round2(median(gens.map((g) => (g.native ? g.native.eval_ms / g.native.eval_runs : Number.NaN)))),
+      prompt_decode_ms: round2(median(gens.map((g) => g.native?.prompt_eval_ms ?? Number.NaN))),
       runtime_ms: Math.round(ready.runtime_ms),
       model_ms: Math.round(ready.model_ms),
       context_ms: Math.round(ready.context_ms),
@@ -175,7 +185,7 @@ async function complete(origin: string, prompt: number[], n: number): Promise<Co
   const response = await fetch(`${origin}/completion`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ prompt, n_predict: n, ignore_eos: true, cache_prompt: false, temperature: 0, stream: false }),
+    body: JSON.stringify({ prompt, n_predict: n, ignore_eos: true, cache_prompt: false, temperature: 0, stream: false, t_max_predict_ms: maxGenMs }),
   });
   const body = (await response.json()) as { timings?: CompletionTimings; tokens_predicted?: number };
   if (!response.ok || body.timings === undefined) throw new Error(`llama-server /completion ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
@@ -211,7 +221,12 @@ async function runServer(binary: string, modelPath: string, threads: number, pro
       prompt_tps: median(gens.map(promptTps)),
       gen_tps: median(gens.map(genTps)),
       peak_rss_mb: peak,
-      extra: { prompt_n: gens[0]?.prompt_n, predicted_n: gens[0]?.predicted_n },
+      extra: {
+        prompt_n: gens[0]?.prompt_n,
+        predicted_n: Math.min(...gens.map((g) => g.predicted_n)),
+        wall_ms_per_token: round2(median(gens.map((g) => g.predicted_ms / (g.predicted_n - 1)))),
+        prompt_ms: round2(median(gens.map((g) => g.prompt_ms))),
+      },
     };
   } finally {
     child.kill("SIGTERM");
