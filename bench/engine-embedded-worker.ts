@@ -43,6 +43,8 @@ export type FromWorker =
       predicted_n: number;
       predicted_ms: number;
       total_ms: number;
+      /** On-CPU time of the main (JS) thread from the first to the last token (schedstat). */
+      main_thread_cpu_ms: number;
       /** llama.cpp's own counters for this run (llama_perf_context): time inside llama_decode. */
       native: { prompt_eval_ms: number; prompt_eval_tokens: number; eval_ms: number; eval_runs: number } | null;
     }
@@ -85,6 +87,15 @@ async function nativeTimings(llama: Llama, context: LlamaContext): Promise<Extra
   return { prompt_eval_ms: Number(prompt[1]), prompt_eval_tokens: Number(prompt[2]), eval_ms: Number(evalRuns[1]), eval_runs: Number(evalRuns[2]) };
 }
 
+/** Nanoseconds the main thread has been on a CPU (/proc/self/task/<pid>/schedstat), NaN elsewhere. */
+function mainThreadCpuNs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function generate(llama: Llama, context: LlamaContext, sequence: LlamaContextSequence, prompt: number[], nPredict: number, maxMs: number): Promise<FromWorker> {
   await sequence.clearHistory();
   await nativeTimings(llama, context); // resets the counters
@@ -92,13 +103,18 @@ async function generate(llama: Llama, context: LlamaContext, sequence: LlamaCont
   let first = 0;
   let last = 0;
   let count = 0;
+  let cpuAtFirst = 0;
   for await (const token of sequence.evaluate(prompt as Token[], { temperature: 0 })) {
     void token;
     last = performance.now();
-    if (count === 0) first = last;
+    if (count === 0) {
+      first = last;
+      cpuAtFirst = mainThreadCpuNs();
+    }
     count++;
     if (count >= nPredict || last - first > maxMs) break;
   }
+  const mainThreadCpuMs = (mainThreadCpuNs() - cpuAtFirst) / 1e6;
   const native = await nativeTimings(llama, context);
   return {
     type: "result",
@@ -107,6 +123,7 @@ async function generate(llama: Llama, context: LlamaContext, sequence: LlamaCont
     predicted_n: count,
     predicted_ms: last - first,
     total_ms: last - started,
+    main_thread_cpu_ms: mainThreadCpuMs,
     native,
   };
 }

@@ -19,7 +19,7 @@ import type { FromWorker, ToWorker, WorkerArgs } from "./engine-embedded-worker.
  *
  * Env: BENCH_ENGINE_SHAPE=small|0.5b (default small), BENCH_ROUNDS (5), BENCH_THREADS ("<physical>,1"),
  * BENCH_PREDICT (128), BENCH_PROMPT (256), BENCH_CTX (2048), BENCH_REPS (2 measured generations per load),
- * BENCH_MAX_GEN_MS (15000: a generation that takes longer stops early; its tok/s still counts).
+ * BENCH_MAX_GEN_MS (5000: a generation that takes longer stops early; its tok/s still counts).
  */
 
 const shapeName = (process.env.BENCH_ENGINE_SHAPE ?? "small") as BenchShapeName;
@@ -29,7 +29,7 @@ const promptLength = Number(process.env.BENCH_PROMPT ?? "256");
 const contextSize = Number(process.env.BENCH_CTX ?? "2048");
 const reps = Number(process.env.BENCH_REPS ?? "2");
 /** Guard: a generation stops after this long (tok/s still counts the tokens it made). */
-const maxGenMs = Number(process.env.BENCH_MAX_GEN_MS ?? "15000");
+const maxGenMs = Number(process.env.BENCH_MAX_GEN_MS ?? "5000");
 const threadsList = (process.env.BENCH_THREADS ?? `${physicalCores()},1`).split(",").map(Number);
 const worker = fileURLToPath(new URL("./engine-embedded-worker.js", import.meta.url));
 
@@ -40,6 +40,7 @@ interface Gen {
   prompt_ms: number;
   predicted_n: number;
   predicted_ms: number;
+  main_thread_cpu_ms?: number;
   native?: { prompt_eval_ms: number; prompt_eval_tokens: number; eval_ms: number; eval_runs: number } | null;
 }
 
@@ -139,6 +140,7 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
       // Per generated token: wall time vs time inside llama_decode (llama.cpp's own counter).
       wall_ms_per_token: round2(median(gens.map((g) => g.predicted_ms / (g.predicted_n - 1)))),
       decode_ms_per_token: round2(median(gens.map((g) => (g.native ? g.native.eval_ms / g.native.eval_runs : Number.NaN)))),
+      js_cpu_ms_per_token: round2(median(gens.map((g) => (g.main_thread_cpu_ms ?? Number.NaN) / (g.predicted_n - 1)))),
       prompt_decode_ms: round2(median(gens.map((g) => g.native?.prompt_eval_ms ?? Number.NaN))),
       runtime_ms: Math.round(ready.runtime_ms),
       model_ms: Math.round(ready.model_ms),
@@ -297,9 +299,20 @@ for (const threads of threadsList) {
   out(`  load ms (spawn -> ready)          ${load.embedded.toFixed(0).padStart(9)}   ${load.server.toFixed(0).padStart(12)}   ${load.ratio.toFixed(3)}`);
   out(`  peak RSS MB                       ${rss.embedded.toFixed(0).padStart(9)}   ${rss.server.toFixed(0).padStart(12)}   ${rss.ratio.toFixed(3)}`);
   out(`  per-round generation ratios: ${perRound.map((r) => r.toFixed(3)).join(" ")}`);
+  const extraMedian = (engine: Sample["engine"], key: string): number =>
+    median(samples.filter((s) => s.engine === engine && s.threads === threads).map((s) => Number(s.extra[key])));
+  const perToken = {
+    embedded_wall: extraMedian("embedded", "wall_ms_per_token"),
+    embedded_decode: extraMedian("embedded", "decode_ms_per_token"),
+    embedded_js_cpu: extraMedian("embedded", "js_cpu_ms_per_token"),
+    server_wall: extraMedian("llama-server", "wall_ms_per_token"),
+  };
+  out(
+    `  ms per generated token: embedded ${perToken.embedded_wall.toFixed(2)} wall = ${perToken.embedded_decode.toFixed(2)} inside llama_decode + ${(perToken.embedded_wall - perToken.embedded_decode).toFixed(2)} outside (JS main thread on CPU ${perToken.embedded_js_cpu.toFixed(2)}); llama-server ${perToken.server_wall.toFixed(2)} wall`,
+  );
   const met = gen.ratio >= 0.95;
   out(`  target (embedded generation within 5% of llama-server): ${met ? "MET" : "NOT MET"} (${((gen.ratio - 1) * 100).toFixed(1)}%)`);
   out();
-  summary[`threads_${threads}`] = { gen_tps: gen, prompt_tps: promptRow, load_ms: load, peak_rss_mb: rss, per_round_gen_ratio: perRound };
+  summary[`threads_${threads}`] = { gen_tps: gen, prompt_tps: promptRow, load_ms: load, peak_rss_mb: rss, per_round_gen_ratio: perRound, ms_per_token: perToken };
 }
 out(JSON.stringify({ shape: shapeName, rounds, reps, n_predict: nPredict, prompt: prompt.length, ctx: contextSize, summary }));

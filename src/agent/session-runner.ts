@@ -64,6 +64,7 @@ export class SessionRunner {
 
   /** Starts the agent's engine and the tool servers; shared by concurrent callers. */
   async warmUp(agentName?: string, signal?: AbortSignal): Promise<void> {
+    if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
     await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
   }

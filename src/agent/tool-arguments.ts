@@ -28,7 +28,7 @@ export function checkToolArguments(tool: ToolDescriptor, raw: string): ArgumentC
 /** A schema zod cannot convert is not enforced here; the tool server still validates. */
 function schemaOf(tool: ToolDescriptor): z.ZodType | null {
   try {
-    return z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+    return z.fromJSONSchema(tool.inputSchema);
   } catch {
     return null;
   }

@@ -46,6 +46,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       next: () => {
         const item = this.items.shift();
         if (item !== undefined) return Promise.resolve({ value: item, done: false });
+        // The producer's error is passed through as thrown (engines fail with RuntimeError).
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         if (this.error) return Promise.reject(this.error.value);
         if (this.done) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve, reject) => {

@@ -67,7 +67,8 @@ describe("embedded engine (node-llama-cpp, generated GGUF)", () => {
     const tail = chunks.slice(-2);
     assert.equal(tail[0]?.type, "usage");
     assert.deepEqual(tail[1], { type: "end", finishReason: "stop" });
-    const usage = tail[0] as Extract<EngineChunk, { type: "usage" }>;
+    const usage = tail[0];
+    assert.ok(usage?.type === "usage");
     assert.ok(usage.outputTokens > 5 && usage.inputTokens > 3, JSON.stringify(usage));
   });
 

@@ -37,7 +37,9 @@ describe("serve-stdio v1 (built CLI)", () => {
     assert.match(result.server.version, /^\d+\.\d+\.\d+/);
     assert.equal(typeof result.capabilities.parallel_chat, "boolean");
     assert.equal(typeof result.capabilities.targeted_cancel, "boolean");
-    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "shutdown"]);
+    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "shutdown"]);
+    assert.equal(result.capabilities.parallel_chat, true);
+    assert.equal(result.capabilities.targeted_cancel, true);
     const none = await proc.request({ id: "init-2", method: "initialize", params: { protocol_versions: [2, 3] } });
     assert.equal(none.type, "error");
     assert.equal(none.code, "invalid_request");
@@ -56,7 +58,7 @@ describe("serve-stdio v1 (built CLI)", () => {
       ['{"id":"m2","method":42}', { id: "m2", code: "invalid_request" }],
       ['{"id":5,"method":"ping","params":[1]}', { id: 5, code: "invalid_request" }],
       ['{"id":"u1","method":"no_such_method"}', { id: "u1", code: "unknown_method" }],
-      ['{"id":"c1","method":"chat","params":{"input":"hi"}}', { id: "c1", code: "unknown_method" }],
+      ['{"id":"c1","method":"chat","params":{"input":42}}', { id: "c1", code: "invalid_request" }],
     ];
     for (const [line] of cases) proc.send(line);
     proc.send({ id: "after", method: "ping" });

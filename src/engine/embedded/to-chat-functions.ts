@@ -26,10 +26,10 @@ function stripUnsupported(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripUnsupported);
   if (schema === null || typeof schema !== "object") return schema;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
     if (UNSUPPORTED.has(key)) continue;
     out[key] = key === "properties" && value !== null && typeof value === "object"
-      ? Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, stripUnsupported(sub)]))
+      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, stripUnsupported(sub)]))
       : stripUnsupported(value);
   }
   return out;

@@ -8,6 +8,7 @@ import { initializeMethod } from "./initialize.js";
 import { pingMethod } from "./ping.js";
 import { planMethod } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
+import { warmUpMethod } from "./warm-up.js";
 
 /** What the v1 methods need from the runtime (the composition root provides it). */
 export interface V1Services {
@@ -28,6 +29,7 @@ export function createV1Methods(services: V1Services, control: StdioControl): Me
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
   table.set("chat", chatMethod(() => services.sessionRunner()));
   table.set("cancel", cancelMethod(control));
+  table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("shutdown", shutdownMethod(control));
   return table;
 }
