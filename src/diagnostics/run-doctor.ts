@@ -38,7 +38,7 @@ export interface RunDoctorOptions {
 }
 
 /** How long a finished run waits for its own node-llama-cpp to be disposed before returning anyway. */
-const LLAMA_DISPOSE_WAIT_MS = 2000;
+const LLAMA_DISPOSE_WAIT_MS = 1000;
 
 /**
  * Runs every check concurrently; the report keeps a stable order (system, GPU, config, files,

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
+import { ensureFixture } from "../fixtures/gguf/index.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -52,11 +53,8 @@ describe("local-ai doctor (built CLI)", () => {
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "doctor-e2e-"));
     config = path.join(dir, "config.yaml");
-    // A header-only GGUF is enough: doctor reads the first 24 bytes and never loads the model.
-    const header = Buffer.alloc(24);
-    header.write("GGUF", 0, "latin1");
-    header.writeUInt32LE(3, 4);
-    await writeFile(path.join(dir, "tiny.gguf"), header);
+    // A complete model: doctor also plans it, and a header-only file is rightly not loadable.
+    await copyFile(await ensureFixture("tiny"), path.join(dir, "tiny.gguf"));
     await writeFile(
       config,
       [

@@ -7,7 +7,12 @@ import type { EngineChunk, GenerateRequest } from "../../src/engine/chat-types.j
 import { EmbeddedEngine } from "../../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../../src/engine/embedded/llama-runtime.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { validateGguf } from "../../src/engine/plan/validate-gguf.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
+import { writeEditedTinyModel } from "../helpers/plan-fixtures.js";
 
 const logger = pino({ level: "silent" });
 const llama = new LlamaRuntime(logger);
@@ -131,6 +136,16 @@ describe("embedded engine (node-llama-cpp, generated GGUF)", () => {
     );
     assert.equal(text(second), DEMO_SENTENCE);
     assert.deepEqual(second[second.length - 1], { type: "end", finishReason: "stop" });
+  });
+
+  it("a malformed GGUF is refused before llama.cpp sees it (model_missing naming the key), and the process lives on", async () => {
+    const bad = await writeEditedTinyModel(path.join(await mkdtemp(path.join(tmpdir(), "bad-gguf-")), "bad.gguf"), (metadata) => {
+      delete metadata["llama.feed_forward_length"];
+    });
+    const engine = new EmbeddedEngine("bad", modelConfig(bad), { llama, logger, parallel: 1, validateModel: async (file) => void (await validateGguf(file)) });
+    await assert.rejects(engine.warmUp(), (error: unknown) => error instanceof RuntimeError && error.code === "model_missing" && /feed_forward_length/.test(error.message));
+    assert.equal(engine.health().state, "down");
+    assert.equal(text(await collect(demo.generate(ask("still alive?")))), DEMO_SENTENCE);
   });
 
   it("a missing model file is model_missing, and warm-up can be retried", async () => {

@@ -175,6 +175,6 @@ describe("llama-server binary check", () => {
   it("reports the version of a real llama-server", { skip: real === null ? "no llama-server built (npm run build:llama-server)" : false }, async () => {
     const [result] = await checkLlamaServerBinary(configFor(real ?? ""), { env: { PATH: process.env.PATH } });
     assert.equal(result?.status, "ok", result?.finding);
-    assert.match(result?.finding ?? "", /version: \d+ \([0-9a-f]+\)/);
+    assert.match(result?.finding ?? "", /version: \S+/);
   });
 });

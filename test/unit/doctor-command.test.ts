@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -8,6 +8,7 @@ import { Command } from "commander";
 import type { CliDeps } from "../../src/cli/cli-deps.js";
 import { registerDoctorCommand } from "../../src/cli/commands/doctor.js";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
+import { ensureFixture } from "../fixtures/gguf/index.js";
 
 interface Run {
   stdout: string;
@@ -45,7 +46,7 @@ describe("doctor command", () => {
   let dir = "";
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "doctor-cmd-"));
-    await writeFile(path.join(dir, "model.gguf"), Buffer.concat([Buffer.from("GGUF"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(16)]));
+    await copyFile(await ensureFixture("tiny"), path.join(dir, "model.gguf"));
     // A random high port: doctor only binds and closes it, and a busy one would only warn.
     const port = 20000 + Math.floor(Math.random() * 20000);
     await writeFile(path.join(dir, "config.yaml"), `app:\n  data_dir: ./data\nllama:\n  models:\n    default:\n      path: ./model.gguf\nhttp:\n  port: ${port}\n`);

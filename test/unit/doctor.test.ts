@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -7,8 +7,8 @@ import { after, before, describe, it } from "node:test";
 import { loadConfig, parseConfigText, type ConfigState } from "../../src/config/load-config.js";
 import type { CheckResult, DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import { runDoctor } from "../../src/diagnostics/run-doctor.js";
+import { ensureFixture } from "../fixtures/gguf/index.js";
 
-const GGUF_V3 = Buffer.concat([Buffer.from("GGUF", "latin1"), Buffer.from([3, 0, 0, 0]), Buffer.alloc(16)]);
 
 /** A port that was free a moment ago; good enough for a check that only binds and closes. */
 async function freePort(): Promise<number> {
@@ -31,7 +31,7 @@ describe("runDoctor", () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "doctor-"));
-    await writeFile(path.join(dir, "model.gguf"), GGUF_V3);
+    await copyFile(await ensureFixture("tiny"), path.join(dir, "model.gguf"));
     await writeFile(path.join(dir, "notes.txt"), "this is not a model\n");
   });
   after(async () => {
@@ -97,8 +97,8 @@ describe("runDoctor", () => {
     const report = await doctor(await stateFor(await validYaml()));
     const model = find(report, "model.default");
     assert.equal(model.status, "ok", model.finding);
-    assert.match(model.finding, /GGUF v3, 24 B/);
-    assert.equal(model.data?.size_bytes, 24);
+    assert.match(model.finding, /GGUF v3, \d+(\.\d+)? KiB/);
+    assert.equal(model.data?.size_bytes, (await stat(await ensureFixture("tiny"))).size);
     assert.equal(find(report, "config").status, "ok");
     assert.equal(find(report, "data_dir").status === "fail", false);
     assert.equal(find(report, "port.http").status, "ok");

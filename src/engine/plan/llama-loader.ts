@@ -45,16 +45,21 @@ export async function loadLlama(logger?: Logger): Promise<LlamaHandle> {
  */
 export function lazyLlama(options: { loader?: LlamaLoader; logger?: Logger }): { get: LlamaLoader; dispose(): Promise<void> } {
   let pending: Promise<LlamaHandle> | null = null;
+  let loaded: LlamaHandle | null = null;
   const owned = options.loader === undefined;
   return {
     get: () => {
-      pending ??= options.loader !== undefined ? options.loader() : loadLlama(options.logger);
+      pending ??= (options.loader !== undefined ? options.loader() : loadLlama(options.logger)).then((handle) => (loaded = handle));
       return pending;
     },
     dispose: async () => {
       if (!owned || pending === null) return;
-      const handle = await pending.catch(() => null);
-      await handle?.llama.dispose();
+      // A load still in flight (its check timed out) is disposed when it lands; nobody waits for it.
+      if (loaded === null) {
+        pending.then((handle) => handle.llama.dispose()).catch(() => undefined);
+        return;
+      }
+      await loaded.llama.dispose();
     },
   };
 }
