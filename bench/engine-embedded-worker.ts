@@ -9,7 +9,7 @@
 //                  (the first token comes from the prompt's logits: it costs no decode step)
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 
@@ -25,7 +25,9 @@ export type ToWorker = { type: "run"; prompt: number[]; nPredict: number; maxMs:
 export type FromWorker =
   | {
       type: "ready";
-      /** import node-llama-cpp + getLlama (backend load). */
+      /** Process start -> this module running (Node boot, our imports). */
+      boot_ms: number;
+      /** import node-llama-cpp + getLlama (backend load), as LlamaRuntime does it. */
       runtime_ms: number;
       model_ms: number;
       context_ms: number;
@@ -73,13 +75,17 @@ function cpuBackend(): string {
 const perfLines: string[] = [];
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** node-llama-cpp's LlamaLogLevel values, read from the module LlamaRuntime imported. */
+let logLevels: { info: Llama["logLevel"]; warn: Llama["logLevel"] } | null = null;
+
 async function nativeTimings(llama: Llama, context: LlamaContext): Promise<Extract<FromWorker, { type: "result" }>["native"]> {
   perfLines.length = 0;
-  llama.logLevel = LlamaLogLevel.info;
+  if (logLevels === null) return null;
+  llama.logLevel = logLevels.info;
   await context.printTimings();
   // Log lines reach JS through a thread-safe function: give them a moment to arrive.
   for (let i = 0; i < 50 && !perfLines.some((line) => line.includes("total time")); i++) await sleep(5);
-  llama.logLevel = LlamaLogLevel.warn;
+  llama.logLevel = logLevels.warn;
   const text = perfLines.join("\n");
   const prompt = /prompt eval time =\s*([\d.]+) ms \/\s*(\d+) tokens/.exec(text);
   const evalRuns = /\seval time =\s*([\d.]+) ms \/\s*(\d+) runs/.exec(text);
@@ -143,8 +149,9 @@ async function main(): Promise<void> {
   });
   const t0 = performance.now();
   const runtime = new LlamaRuntime(logger);
-  const { llama } = await runtime.get();
+  const { llama, module } = await runtime.get();
   const t1 = performance.now();
+  logLevels = { info: module.LlamaLogLevel.info, warn: module.LlamaLogLevel.warn };
   const rssBeforeModel = process.resourceUsage().maxRSS;
   const model: LlamaModel = await llama.loadModel({ modelPath: args.modelPath, gpuLayers: "auto" });
   const t2 = performance.now();
@@ -153,6 +160,7 @@ async function main(): Promise<void> {
   const sequence = context.getSequence();
   await send({
     type: "ready",
+    boot_ms: t0,
     runtime_ms: t1 - t0,
     model_ms: t2 - t1,
     context_ms: t3 - t2,

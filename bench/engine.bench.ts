@@ -142,6 +142,7 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
       decode_ms_per_token: round2(median(gens.map((g) => (g.native ? g.native.eval_ms / g.native.eval_runs : Number.NaN)))),
       js_cpu_ms_per_token: round2(median(gens.map((g) => (g.main_thread_cpu_ms ?? Number.NaN) / (g.predicted_n - 1)))),
       prompt_decode_ms: round2(median(gens.map((g) => g.native?.prompt_eval_ms ?? Number.NaN))),
+      boot_ms: Math.round(ready.boot_ms),
       runtime_ms: Math.round(ready.runtime_ms),
       model_ms: Math.round(ready.model_ms),
       context_ms: Math.round(ready.context_ms),

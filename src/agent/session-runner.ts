@@ -10,6 +10,7 @@ import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { buildContext, systemMessage } from "./prompt.js";
+import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 
 export interface TurnRequest {
@@ -53,6 +54,7 @@ interface RunContext {
   resumeDecision: "approve" | "decline" | undefined;
   save: (status: Checkpoint["status"], pending: Checkpoint["pending"]) => Promise<void>;
   log: Logger;
+  writer: CheckpointWriter;
 }
 
 /**
@@ -104,16 +106,22 @@ export class SessionRunner {
       traceId = randomBytes(8).toString("hex");
     }
     const log = this.deps.logger.child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
+    const writer = new CheckpointWriter((checkpoint) => store.writeCheckpoint(userId, sessionId, checkpoint));
+    // A snapshot now: the turn moves on while an earlier write is still queued.
     const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>
-      store.writeCheckpoint(userId, sessionId, {
-        version: 1, trace_id: traceId, agent: agentName, user_input: userInput, messages: turn.messages,
+      writer.save({
+        version: 1, trace_id: traceId, agent: agentName, user_input: userInput, messages: [...turn.messages],
         step: turn.step, parse_errors: turn.parseErrors, status, pending, updated_at: new Date().toISOString(),
       });
-    // Saved before anything can fail, so a cancel or crash during the first step is resumable.
-    await save("running", null);
+    // The first checkpoint makes a cancel or crash during the first step resumable. It is not
+    // awaited here (fsync + rename + fsync cost milliseconds of time to first token); every later
+    // write queues behind it and the turn flushes them before it finishes.
+    void save("running", null).catch(() => undefined);
     try {
-      return await this.run({ userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log });
+      const result = await this.run({ userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer });
+      return result;
     } catch (error) {
+      await writer.flush().catch(() => undefined);
       // A cancelled or crashed turn keeps its checkpoint (resume: true continues it). A new turn
       // that failed before any progress (model missing, engine down) leaves nothing to resume.
       if (!options.signal.aborted && request.resume !== true && turn.messages.length <= 1) {
@@ -124,7 +132,7 @@ export class SessionRunner {
   }
 
   private async run(ctx: RunContext): Promise<TurnResult> {
-    const { userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log } = ctx;
+    const { userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer } = ctx;
     const { store, memory, config } = this.deps;
     const agent = this.resolveAgent(agentName)[1];
     const model = config.llama.models[agent.model];
@@ -165,6 +173,7 @@ export class SessionRunner {
       saveCheckpoint: save,
     });
 
+    await writer.flush();
     const result: TurnResult = { response: "", session_id: sessionId, trace_id: traceId, warnings };
     if (outcome.kind === "paused") {
       warnings.push(`approval_required: ${outcome.pending.call.name}`);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { before, describe, it } from "node:test";
@@ -99,5 +100,28 @@ describe("approval through the wire (embedded engine, MCP server-everything)", (
     const done = proc.messages.find((m) => m.id === "a2" && m.event === "tool_done");
     assert.equal(done?.status, "ok");
     await stop(proc);
+  });
+});
+
+describe("--mcp-config with the common mcpServers JSON shape", () => {
+  it("adds its servers to the config, and a broken file is reported, not fatal", async () => {
+    const { dir, configPath } = await tempConfig(
+      ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(toolModel)}`, "      threads: 1", "      ctx_size: 2048", "agents:", "  assistant:", "    temperature: 0", '    tools: ["echo"]', ""].join("\n"),
+    );
+    const mcpFile = path.join(dir, "mcp.json");
+    await writeFile(mcpFile, JSON.stringify({ mcpServers: { everything: { type: "stdio", command: process.execPath, args: [everything, "stdio"] } } }));
+    const proc = new CliProcess(["serve-stdio", "--config", configPath, "--mcp-config", mcpFile], { cwd: dir });
+    const reply = await proc.request({ id: "m1", method: "chat", params: { input: `${DEMO_TOOL_TRIGGER} hi` } }, 60_000);
+    assert.equal((reply.result as { response: string }).response, DEMO_SENTENCE);
+    assert.equal(proc.messages.find((m) => m.id === "m1" && m.event === "tool_done")?.status, "ok");
+    await stop(proc);
+
+    await writeFile(mcpFile, '{"mcpServers": {"x": {"args": 5}}}');
+    const broken = new CliProcess(["serve-stdio", "--config", configPath, "--mcp-config", mcpFile], { cwd: dir });
+    const error = await broken.request({ id: 1, method: "chat", params: { input: "hi" } });
+    assert.equal(error.code, "config_invalid");
+    assert.match(String(error.message), /mcp\.json/);
+    assert.equal((await broken.request({ id: 2, method: "ping" })).type, "result");
+    await stop(broken);
   });
 });

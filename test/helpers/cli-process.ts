@@ -1,7 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 
 export const CLI_PATH = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+/** Every CLI a test file started; a failed test must not leave one running (it would hang the file). */
+const live = new Set<ChildProcessWithoutNullStreams>();
+after(() => {
+  for (const child of live) child.kill("SIGKILL");
+});
 
 export type WireMessage = Record<string, unknown> & { id: string | number | null; type: string };
 
@@ -35,7 +42,13 @@ export class CliProcess {
     this.child.stdout.on("data", (chunk: string) => this.onStdout(chunk));
     this.child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
     this.child.stdin.on("error", () => undefined);
-    this.exited = new Promise((resolve) => this.child.on("exit", (code, signal) => resolve({ code, signal })));
+    live.add(this.child);
+    this.exited = new Promise((resolve) =>
+      this.child.on("exit", (code, signal) => {
+        live.delete(this.child);
+        resolve({ code, signal });
+      }),
+    );
   }
 
   send(message: unknown): void {

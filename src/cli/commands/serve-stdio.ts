@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { installProcessGuards } from "../../app/process-guards.js";
 import { createRuntime } from "../../app/runtime.js";
 import { shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { applyMcpConfig } from "../../config/apply-mcp-config.js";
 import { loadConfig } from "../../config/load-config.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { createV1Methods } from "../../protocol/methods/v1-methods.js";
@@ -11,6 +12,7 @@ import type { CliDeps } from "../cli-deps.js";
 
 interface ServeStdioOptions {
   config?: string;
+  mcpConfig?: string;
   protocol: string;
 }
 
@@ -21,6 +23,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
     .description("Serve the NDJSON protocol on stdin/stdout (for host apps such as Electron)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--protocol <name>", "wire protocol: v1", "v1")
+    .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
     .action(async (_options: ServeStdioOptions, command: Command) => {
       const options = command.optsWithGlobals<ServeStdioOptions>();
       if (options.protocol !== "v1") {
@@ -28,7 +31,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
         deps.setExitCode(2);
         return;
       }
-      const configState = await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd });
+      const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
       const logger = createLogger({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
       const exitNow = (code: number): void => {
         void flushLogger(logger, 500).then(() => process.exit(code));
