@@ -8,8 +8,12 @@ export function abortError(signal: AbortSignal): Error {
   return err;
 }
 
-/** Resolves after `ms`, or rejects as soon as `signal` aborts (the timer is then cleared). */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Resolves after `ms`, or rejects as soon as `signal` aborts (the timer is then cleared). Waits
+ * a caller awaits keep the loop alive like any pending I/O; open-ended background ones (periodic
+ * health checks, a SIGKILL escalation) pass `unref: true` so they never keep a finished process up.
+ */
+export function delay(ms: number, signal?: AbortSignal, options: { unref?: boolean } = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortError(signal));
@@ -23,6 +27,7 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
+    if (options.unref === true) timer.unref();
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -39,4 +44,27 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Waits for a shared promise on behalf of one caller: the caller's abort rejects only its own
+ * wait, never the shared work (other callers may still want it).
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }

@@ -4,7 +4,7 @@ import type { Logger } from "../../logging/create-logger.js";
 import type { LaunchedServer } from "./launch.js";
 import { callServer, errorMessageOf } from "./server-http.js";
 import type { ExitInfo } from "./server-process.js";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 export interface HealthWatchTuning {
   healthIntervalMs: number;

@@ -12,7 +12,7 @@ import { errorExcerpt } from "./log-tail.js";
 import { readSlots, type SlotState } from "./server-http.js";
 import { ServerSupervisor } from "./supervisor.js";
 import { DEFAULT_SUPERVISOR_TUNING, type SupervisorTuning } from "./tuning.js";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 export interface LlamaServerEngineDeps {
   /** Resolved llama.binary (absolute path or a name on PATH resolved by the caller). */

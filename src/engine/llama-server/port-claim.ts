@@ -7,7 +7,7 @@ import { isRecordedServer, readPidFile, removePidFile } from "./pid-file.js";
 import { isPortFree } from "./port-probe.js";
 import { isProcessAlive, readCommandLine, terminateProcessGroup } from "./process-inspect.js";
 import { LLAMA_SERVER_HOST } from "./server-args.js";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 export interface PortClaim {
   modelName: string;

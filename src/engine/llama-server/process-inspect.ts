@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { execa } from "execa";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 /** argv of a live process, or null when it is gone or cannot be read. */
 export async function readCommandLine(pid: number): Promise<string[] | null> {

@@ -8,7 +8,7 @@
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { callServer, errorMessageOf, type ServerEndpoint } from "./server-http.js";
 import type { ExitInfo } from "./server-process.js";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 export interface ReadinessWatch {
   /** Date.now() of the child's latest output line (loading progress). */

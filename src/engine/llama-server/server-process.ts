@@ -8,7 +8,7 @@ import { childEnv } from "./child-env.js";
 import { LineSplitter, type LogTail } from "./log-tail.js";
 import { signalProcessGroup } from "./process-inspect.js";
 import { redactServerArgs } from "./server-args.js";
-import { sleep } from "./timers.js";
+import { delay as sleep } from "../../shared/abort.js";
 
 export interface ExitInfo {
   code: number | null;

@@ -13,7 +13,7 @@ import { watchServer } from "./health-watch.js";
 import { errorExcerpt, LogTail } from "./log-tail.js";
 import { pidFilePath, removePidFile } from "./pid-file.js";
 import type { ExitInfo, ServerProcess } from "./server-process.js";
-import { raceAbort, sleep } from "./timers.js";
+import { delay as sleep, raceAbort } from "../../shared/abort.js";
 import type { SupervisorTuning } from "./tuning.js";
 
 export interface SupervisorConfig {

@@ -1,7 +1,7 @@
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
-import { raceAbort } from "../abort-race.js";
+import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
 import type { ToolCallResult } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";

@@ -1,6 +1,6 @@
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
-import { raceAbort } from "../abort-race.js";
+import { raceAbort } from "../../shared/abort.js";
 import { serverRequiresApproval } from "../approval-policy.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "../output-cap.js";
 import { matchTools } from "../tool-glob.js";
