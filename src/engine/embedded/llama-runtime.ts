@@ -1,5 +1,6 @@
 import type { Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
+import { loadLlama } from "../plan/llama-loader.js";
 
 type LlamaModule = typeof import("node-llama-cpp");
 
@@ -37,22 +38,8 @@ export class LlamaRuntime {
 
   private async load(): Promise<{ module: LlamaModule; llama: Llama }> {
     const started = Date.now();
-    const module = await import("node-llama-cpp");
-    const log = this.logger.child({ component: "node-llama-cpp" });
-    const llama = await module.getLlama({
-      build: "never",
-      gpu: "auto",
-      progressLogs: false,
-      logLevel: module.LlamaLogLevel.warn,
-      logger: (level, message) => {
-        const text = message.trimEnd();
-        if (text === "") return;
-        if (level === module.LlamaLogLevel.error || level === module.LlamaLogLevel.fatal) log.error(text);
-        else if (level === module.LlamaLogLevel.warn) log.warn(text);
-        else log.debug(text);
-      },
-    });
-    this.logger.info({ gpu: llama.gpu, cpu_math_cores: llama.cpuMathCores, ms: Date.now() - started }, "node-llama-cpp ready");
-    return { module, llama };
+    const handle = await loadLlama(this.logger);
+    this.logger.info({ gpu: handle.llama.gpu, cpu_math_cores: handle.llama.cpuMathCores, ms: Date.now() - started }, "node-llama-cpp ready");
+    return handle;
   }
 }
