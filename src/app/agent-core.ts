@@ -2,10 +2,11 @@ import type { Logger } from "pino";
 import { SessionRunner } from "../agent/session-runner.js";
 import type { Config } from "../config/schema.js";
 import { EngineRegistry } from "../engine/create-engine.js";
+import type { EngineHealth } from "../engine/engine.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
 import { createStore } from "../store/create-store.js";
-import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
+import { McpToolProvider, type McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /** Everything behind a turn, built once from a valid config. */
 export interface AgentCore {
@@ -13,6 +14,10 @@ export interface AgentCore {
   engines: EngineRegistry;
   tools: McpToolProvider;
   llama: LlamaRuntime;
+  /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
+  warmUp(signal?: AbortSignal): Promise<void>;
+  /** Engines created so far and every MCP server, for /health. */
+  health(): { engines: Record<string, EngineHealth>; tools: McpServerStatus[] };
   close(): Promise<void>;
 }
 
@@ -41,6 +46,13 @@ export function createAgentCore(config: Config, logger: Logger, env: Readonly<Re
     engines,
     tools,
     llama,
+    warmUp: async (signal) => {
+      await Promise.all([runner.warmUp(undefined, signal), store.memory.ensureUser("default_user")]);
+    },
+    health: () => ({
+      engines: Object.fromEntries([...engines.created()].map(([name, engine]) => [name, engine.health()])),
+      tools: tools.status(),
+    }),
     // Children first (llama-server, MCP servers), then the in-process model.
     close: async () => {
       await Promise.allSettled([engines.closeAll(), tools.close()]);

@@ -2,6 +2,8 @@ import type { Logger } from "pino";
 import type { SessionRunner } from "../agent/session-runner.js";
 import { requireConfig, type ConfigState } from "../config/load-config.js";
 import { stdioSchema } from "../config/schema.js";
+import type { EngineHealth } from "../engine/engine.js";
+import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
 import { planModels } from "../engine/plan/plan-models.js";
@@ -9,6 +11,15 @@ import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
+
+/** Readiness facts for serve-http's /health (the HTTP layer decides the status from them). */
+export interface RuntimeHealthSnapshot {
+  warmUp: "idle" | "starting" | "ready" | "failed";
+  warmUpError?: string;
+  defaultModel: string;
+  engines: Record<string, EngineHealth>;
+  tools: McpServerStatus[];
+}
 
 export interface RuntimeOptions {
   configState: ConfigState;
@@ -31,6 +42,9 @@ export interface Runtime {
   /** `plan`: needs a valid config (config_missing / config_invalid otherwise). */
   runPlan(params: { model?: string }, signal?: AbortSignal): Promise<ModelPlanReport>;
   stdioLimits(): StdioLimits;
+  /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
+  warmUpAll(signal?: AbortSignal): Promise<void>;
+  health(): RuntimeHealthSnapshot;
   close(): Promise<void>;
 }
 
@@ -45,6 +59,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const stdio = configState.status === "loaded" ? configState.config.stdio : stdioSchema.parse({});
   let core: AgentCore | null = null;
   const agentCore = (): AgentCore => (core ??= createAgentCore(requireConfig(configState), logger, env));
+  let warmUp: { state: RuntimeHealthSnapshot["warmUp"]; error?: string } = { state: "idle" };
+  const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
     info,
     configState,
@@ -59,6 +75,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       maxInFlight: 256,
     }),
     sessionRunner: () => agentCore().runner,
+    warmUpAll: async (signal) => {
+      warmUp = { state: "starting" };
+      try {
+        await agentCore().warmUp(signal);
+        warmUp = { state: "ready" };
+      } catch (error) {
+        warmUp = { state: "failed", error: error instanceof Error ? error.message : String(error) };
+        throw error;
+      }
+    },
+    health: () => {
+      const facts = core?.health() ?? { engines: {}, tools: [] };
+      return { warmUp: warmUp.state, ...(warmUp.error === undefined ? {} : { warmUpError: warmUp.error }), defaultModel, ...facts };
+    },
     close: async () => {
       await core?.close();
     },

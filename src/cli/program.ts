@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import type { CliDeps } from "./cli-deps.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerPlanCommand } from "./commands/plan.js";
+import { registerServeHttpCommand } from "./commands/serve-http.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
 
 /** The command tree; each command lives in its own file under commands/. */
@@ -18,6 +19,7 @@ export function createProgram(deps: CliDeps): Command {
       writeErr: (text) => deps.stderr.write(text),
     });
   registerServeStdioCommand(program, deps);
+  registerServeHttpCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerPlanCommand(program, deps);
   return program;

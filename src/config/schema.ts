@@ -79,6 +79,10 @@ export const httpSchema = z.strictObject({
   bearer_token: z.string().min(1).nullable().default(null),
   cors_origins: z.array(z.string()).default([]),
   max_body_bytes: positiveInt.default(10 * MiB),
+  /** Extra Host header names accepted besides the bound host, localhost, 127.0.0.1 and [::1] (DNS-rebinding guard). */
+  allowed_hosts: z.array(z.string().min(1)).default([]),
+  /** false: a second request on a session with a turn in flight gets 409; true: it waits its turn. */
+  session_queue: z.boolean().default(false),
 });
 
 export const configSchema = z

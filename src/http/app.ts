@@ -1,0 +1,61 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import type { HttpDeps } from "./http-deps.js";
+import { bearerAuth } from "./middleware/bearer-auth.js";
+import { hostCheck } from "./middleware/host-check.js";
+import { HttpError, toOpenAiError } from "./openai/errors.js";
+import { registerChatRoute } from "./routes/chat-completions.js";
+import { registerHealthRoute } from "./routes/health.js";
+import { registerModelsRoute } from "./routes/models.js";
+import { SessionGate } from "./session-gate.js";
+
+export interface HttpApp {
+  app: Hono;
+  gate: SessionGate;
+}
+
+/**
+ * The HTTP front door as a plain Hono app: no socket, so unit tests drive it with `app.request()`
+ * and serve.ts puts it on @hono/node-server. Order matters: the Host check guards everything
+ * (DNS rebinding), CORS answers preflights before auth, /health stays open, /v1/* needs the token.
+ */
+export function createHttpApp(deps: HttpDeps): HttpApp {
+  const { settings } = deps;
+  const app = new Hono();
+  const gate = new SessionGate(settings.sessionQueue);
+  const startedAt = Math.floor(Date.now() / 1000);
+
+  app.use("*", hostCheck(settings));
+  // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
+  if (settings.corsOrigins.length > 0) {
+    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "OPTIONS"] }));
+  }
+  registerHealthRoute(app, deps);
+  if (settings.bearerToken !== null) app.use("/v1/*", bearerAuth(settings.bearerToken));
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: settings.maxBodyBytes,
+      onError: () => {
+        throw new HttpError("payload_too_large", `The request body is larger than http.max_body_bytes (${settings.maxBodyBytes} bytes)`);
+      },
+    }),
+  );
+  registerModelsRoute(app, deps, startedAt);
+  registerChatRoute(app, deps, gate);
+
+  app.notFound((c) => {
+    const { status, body } = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+    return c.json(body, status);
+  });
+  app.onError((error, c) => {
+    const { status, body } = toOpenAiError(error);
+    // A client that went away cancels its turn: expected, not a server failure.
+    if (body.error.code === "cancelled") deps.logger.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
+    else if (status >= 500) deps.logger.error({ err: error, path: c.req.path }, "request failed");
+    else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
+    return c.json(body, status);
+  });
+  return { app, gate };
+}

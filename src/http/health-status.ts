@@ -1,0 +1,51 @@
+import type { EngineHealth } from "../engine/engine.js";
+import type { RuntimeHealth } from "./http-deps.js";
+
+export type HealthStatus = "ok" | "starting" | "degraded" | "down";
+
+export interface HealthBody {
+  status: HealthStatus;
+  engine: Record<string, unknown>;
+  degradation_tier: string;
+  version: string;
+  models: Record<string, Record<string, unknown>>;
+  tools: Record<string, Record<string, unknown>>;
+  warm_up?: string;
+}
+
+const engineJson = (health: EngineHealth): Record<string, unknown> => ({
+  state: health.state,
+  degradation_tier: health.degradationTier,
+  ...(health.circuit === undefined ? {} : { circuit: health.circuit }),
+  ...(health.detail === undefined ? {} : { detail: health.detail }),
+  ...(health.info === undefined ? {} : { info: health.info }),
+});
+
+const NOT_STARTED: EngineHealth = { state: "stopped", degradationTier: "NORMAL" };
+
+/**
+ * /health's body from the runtime's facts. `ok` and `degraded` (serving, with a lower tier or a
+ * failed MCP server) answer 200; `starting` (warm-up running) and `down` (warm-up failed, engine
+ * down, circuit open) answer 503, so a probe waits for a server that can take turns.
+ */
+export function healthBody(health: RuntimeHealth, version: string): { status: 200 | 503; body: HealthBody } {
+  const engine = health.engines[health.defaultModel] ?? NOT_STARTED;
+  const toolsFailed = health.tools.some((t) => t.state === "failed" || t.state === "crashed");
+  let status: HealthStatus;
+  // A failed warm-up is retried by each chat: once the engine is up again, its state wins.
+  const recovered = engine.state === "ready" || engine.state === "degraded";
+  if ((health.warmUp === "failed" && !recovered) || engine.state === "down" || engine.circuit === "open") status = "down";
+  else if (health.warmUp === "starting" || health.warmUp === "idle" || engine.state === "starting" || engine.state === "stopped") status = "starting";
+  else if (engine.state === "degraded" || engine.degradationTier !== "NORMAL" || toolsFailed) status = "degraded";
+  else status = "ok";
+  const body: HealthBody = {
+    status,
+    engine: { model: health.defaultModel, ...engineJson(engine) },
+    degradation_tier: engine.degradationTier,
+    version,
+    models: Object.fromEntries(Object.entries(health.engines).map(([name, h]) => [name, engineJson(h)])),
+    tools: Object.fromEntries(health.tools.map((t) => [t.server, { state: t.state, tools: t.tools, pid: t.pid, ...(t.error === undefined ? {} : { error: t.error }) }])),
+    ...(health.warmUpError === undefined ? {} : { warm_up: health.warmUpError }),
+  };
+  return { status: status === "ok" || status === "degraded" ? 200 : 503, body };
+}

@@ -1,0 +1,47 @@
+import type { Logger } from "pino";
+import type { EmitEvent } from "../agent/events.js";
+import type { TurnRequest, TurnResult } from "../agent/session-runner.js";
+import type { EngineHealth } from "../engine/engine.js";
+import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
+
+/** The one method the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
+export interface TurnRunner {
+  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult>;
+}
+
+/** What the runtime knows about readiness; the HTTP layer turns it into the /health body. */
+export interface RuntimeHealth {
+  warmUp: "idle" | "starting" | "ready" | "failed";
+  warmUpError?: string;
+  /** The default agent's model name. */
+  defaultModel: string;
+  engines: Record<string, EngineHealth>;
+  tools: McpServerStatus[];
+}
+
+/** The `http:` section after CLI flags were applied, plus test-only knobs. */
+export interface HttpSettings {
+  host: string;
+  port: number;
+  bearerToken: string | null;
+  corsOrigins: string[];
+  allowedHosts: string[];
+  maxBodyBytes: number;
+  sessionQueue: boolean;
+  /** A `: keep-alive` comment is sent after this long without output (default 10 s). */
+  keepAliveMs?: number;
+  /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */
+  maxPendingStreamBytes?: number;
+}
+
+export interface HttpDeps {
+  settings: HttpSettings;
+  /** Agent name -> model name, in config order (the first is the default). */
+  agents: Record<string, string>;
+  runner: () => TurnRunner;
+  health: () => RuntimeHealth;
+  version: string;
+  logger: Logger;
+  /** Aborted when the server shuts down: running turns are cancelled through it. */
+  shutdownSignal?: AbortSignal;
+}

@@ -1,0 +1,23 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { HttpError } from "../openai/errors.js";
+
+const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
+
+/**
+ * `Authorization: Bearer <token>` for /v1/*. Both sides are hashed first so the comparison is
+ * constant-time over equal-length digests (timingSafeEqual needs equal lengths, and comparing
+ * raw strings would leak the token's length).
+ */
+export function bearerAuth(token: string): MiddlewareHandler {
+  const expected = digest(token);
+  return async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (match?.[1] === undefined || !timingSafeEqual(digest(match[1].trim()), expected)) {
+      c.header("WWW-Authenticate", 'Bearer realm="local-ai"');
+      throw new HttpError("unauthorized", match ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token>");
+    }
+    await next();
+  };
+}

@@ -1,0 +1,69 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { toRuntimeError, type ErrorCode } from "../../shared/runtime-error.js";
+
+/** Failures only the HTTP front door has (no RuntimeError code fits them). */
+export type HttpOnlyCode = "unauthorized" | "not_found" | "model_not_found" | "payload_too_large" | "host_not_allowed" | "session_busy";
+
+export class HttpError extends Error {
+  override readonly name = "HttpError";
+  constructor(
+    readonly code: HttpOnlyCode,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+export interface MappedError {
+  status: ContentfulStatusCode;
+  body: OpenAiErrorBody;
+}
+
+const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
+  unauthorized: [401, "authentication_error"],
+  not_found: [404, "invalid_request_error"],
+  model_not_found: [404, "invalid_request_error"],
+  payload_too_large: [413, "invalid_request_error"],
+  host_not_allowed: [403, "invalid_request_error"],
+  session_busy: [409, "invalid_request_error"],
+};
+
+/** Exhaustive (a Record over ErrorCode): a new RuntimeError code is a compile error until it has a status. */
+const RUNTIME: Record<ErrorCode, [ContentfulStatusCode, string]> = {
+  invalid_json: [400, "invalid_request_error"],
+  invalid_request: [400, "invalid_request_error"],
+  invalid_params: [400, "invalid_request_error"],
+  unknown_method: [404, "invalid_request_error"],
+  busy: [409, "invalid_request_error"],
+  cancelled: [503, "server_error"],
+  shutting_down: [503, "server_error"],
+  engine_unavailable: [503, "server_error"],
+  model_missing: [503, "server_error"],
+  binary_missing: [503, "server_error"],
+  engine_error: [502, "server_error"],
+  engine_auth: [502, "server_error"],
+  config_missing: [500, "server_error"],
+  config_invalid: [500, "server_error"],
+  model_plan_error: [500, "server_error"],
+  internal_error: [500, "server_error"],
+};
+
+/**
+ * The one place errors become HTTP statuses and OpenAI-style bodies. Unknown failures become
+ * `internal_error` with a fixed message: stacks and causes go to the log, never on the wire.
+ */
+export function toOpenAiError(error: unknown): MappedError {
+  if (error instanceof HttpError) {
+    const [status, type] = HTTP_ONLY[error.code];
+    return { status, body: { error: { message: error.message, type, param: error.param, code: error.code } } };
+  }
+  const runtime = toRuntimeError(error);
+  const [status, type] = RUNTIME[runtime.code];
+  const param = typeof runtime.details?.param === "string" ? runtime.details.param : null;
+  return { status, body: { error: { message: runtime.message, type, param, code: runtime.code } } };
+}

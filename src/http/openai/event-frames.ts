@@ -1,0 +1,51 @@
+import type { AgentEvent } from "../../agent/events.js";
+import { toV1EventFields } from "../../protocol/v1-event.js";
+import { chunkObject, type CompletionIdentity, type UsageTally } from "./completion.js";
+
+/** SSE wire text. JSON.stringify never emits a raw newline, so one `data:` line per frame is safe. */
+export const dataFrame = (value: unknown): string => `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
+export const namedFrame = (name: string, value: unknown): string => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
+export const KEEP_ALIVE_FRAME = ": keep-alive\n\n";
+export const DONE_FRAME = "data: [DONE]\n\n";
+
+export interface FrameContext {
+  identity: CompletionIdentity;
+  /** true: the seed 001 stream (named AgentLoop events too); false: standard OpenAI chunks only. */
+  events: boolean;
+  usage: UsageTally;
+}
+
+/**
+ * The one place AgentEvents become HTTP SSE frames. The default stream carries only what OpenAI
+ * clients understand (text deltas as chunks); the opt-in stream adds every event under its stdio
+ * name with the stdio fields (toV1EventFields). The switch ends in `never`: a new event is a
+ * compile error here until it is mapped.
+ */
+export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
+  const named = ctx.events ? [namedFrame(event.event, toV1EventFields(event).fields)] : [];
+  switch (event.event) {
+    case "run_start":
+      // The completion id comes from the trace id, known from here on: the role chunk opens the stream.
+      ctx.identity.id = `chatcmpl-${event.trace_id}`;
+      return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
+    case "llm_chunk":
+      return [...named, dataFrame(chunkObject(ctx.identity, { content: event.delta }))];
+    case "usage":
+      ctx.usage.add(event.input_tokens, event.output_tokens);
+      return named;
+    // Reasoning, tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
+    case "thinking_chunk":
+    case "memory_start":
+    case "llm_start":
+    case "llm_done":
+    case "tool_start":
+    case "tool_done":
+    case "final":
+    case "loop_abort":
+      return named;
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}

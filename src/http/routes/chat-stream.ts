@@ -1,0 +1,93 @@
+import type { Logger } from "pino";
+import type { TurnRequest, TurnResult } from "../../agent/session-runner.js";
+import { completionObject, chunkObject, FINISH_REASON, usageChunk, UsageTally, type CompletionIdentity } from "../openai/completion.js";
+import { toOpenAiError } from "../openai/errors.js";
+import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
+import { FrameStream } from "../sse/frame-stream.js";
+import type { TurnRunner } from "../http-deps.js";
+
+export interface StreamTurnOptions {
+  runner: TurnRunner;
+  request: TurnRequest;
+  identity: CompletionIdentity;
+  events: boolean;
+  includeUsage: boolean;
+  controller: AbortController;
+  keepAliveMs: number;
+  maxPendingBytes: number;
+  degradationTier: () => string;
+  release: () => void;
+  logger: Logger;
+}
+
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache",
+  Connection: "keep-alive",
+  // Reverse proxies (nginx) would otherwise buffer the stream.
+  "X-Accel-Buffering": "no",
+} as const;
+
+/**
+ * Runs the turn and answers with its SSE stream. The response starts at `run_start`: a turn that
+ * fails before it (bad session id, nothing to resume) still gets a real HTTP error status. An
+ * error after that is sent as `data: {"error": {...}}` (what OpenAI clients understand) and the
+ * stream ends without [DONE].
+ */
+export async function streamTurn(options: StreamTurnOptions): Promise<Response> {
+  const { identity, controller, logger } = options;
+  const usage = new UsageTally();
+  const ctx: FrameContext = { identity, events: options.events, usage };
+  const frames = new FrameStream({
+    keepAliveMs: options.keepAliveMs,
+    maxPendingBytes: options.maxPendingBytes,
+    onCancel: (reason) => {
+      if (!controller.signal.aborted) logger.info({ reason }, "stream cancelled; cancelling the turn");
+      controller.abort(reason);
+    },
+  });
+  let markStarted: () => void = () => undefined;
+  const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
+  const turn = options.runner.runTurn(options.request, {
+    signal: controller.signal,
+    emit: (event) => {
+      for (const frame of framesFor(event, ctx)) frames.push(frame);
+      if (event.event === "run_start") markStarted();
+    },
+  });
+  let outcome: "started" | TurnResult;
+  try {
+    outcome = await Promise.race([started, turn]);
+  } catch (error) {
+    options.release();
+    frames.cancel("turn failed before it started");
+    throw error;
+  }
+  if (outcome !== "started") {
+    // A turn that never announced itself (no run_start): still a well-formed stream.
+    identity.id = `chatcmpl-${outcome.trace_id}`;
+    frames.push(dataFrame(chunkObject(identity, { role: "assistant", content: "" })));
+  }
+  turn.then(
+    (result) => finish(frames, ctx, result, options),
+    (error: unknown) => {
+      const mapped = toOpenAiError(error);
+      if (mapped.status >= 500 && mapped.body.error.code !== "cancelled") logger.error({ err: error }, "turn failed mid-stream");
+      frames.push(dataFrame(mapped.body));
+      frames.end();
+    },
+  ).finally(options.release).catch(() => undefined);
+  return new Response(frames.body, { status: 200, headers: SSE_HEADERS });
+}
+
+function finish(frames: FrameStream, ctx: FrameContext, result: TurnResult, options: StreamTurnOptions): void {
+  const usage = ctx.usage.toJSON();
+  frames.push(dataFrame(chunkObject(ctx.identity, {}, FINISH_REASON)));
+  if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, usage)));
+  if (ctx.events) {
+    const completion = completionObject(ctx.identity, result, usage, options.degradationTier());
+    frames.push(namedFrame("result", { ...completion, ...result }));
+  }
+  frames.push(DONE_FRAME);
+  frames.end();
+}

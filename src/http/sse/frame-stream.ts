@@ -1,0 +1,97 @@
+import { KEEP_ALIVE_FRAME } from "../openai/event-frames.js";
+
+export interface FrameStreamOptions {
+  keepAliveMs: number;
+  /** Frames queued but not yet taken by the socket; beyond this the client is too slow. */
+  maxPendingBytes: number;
+  /** The client went away (socket closed) or fell too far behind: cancel the turn. */
+  onCancel: (reason: string) => void;
+}
+
+/**
+ * A pull-based SSE body. The turn emits synchronously, so frames queue here; the socket pulls
+ * them only as fast as it drains (@hono/node-server waits for 'drain'), which is the
+ * backpressure. A client that never reads cannot grow memory without bound: past
+ * `maxPendingBytes` the turn is cancelled. A keep-alive comment goes out after `keepAliveMs`
+ * without output so proxies and clients do not time out during long tool calls.
+ */
+export class FrameStream {
+  readonly body: ReadableStream<Uint8Array>;
+  private readonly queue: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private waiting: (() => void) | null = null;
+  private ended = false;
+  private cancelled = false;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private readonly encoder = new TextEncoder();
+
+  constructor(private readonly options: FrameStreamOptions) {
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          while (this.queue.length === 0 && !this.ended) await new Promise<void>((resolve) => (this.waiting = resolve));
+          const next = this.queue.shift();
+          if (next === undefined) {
+            this.stopKeepAlive();
+            controller.close();
+            return;
+          }
+          this.pendingBytes -= next.byteLength;
+          controller.enqueue(next);
+        },
+        cancel: () => this.cancel("client disconnected"),
+      },
+      { highWaterMark: 0 },
+    );
+    this.armKeepAlive();
+  }
+
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+
+  push(frame: string): void {
+    if (this.ended || this.cancelled) return;
+    const bytes = this.encoder.encode(frame);
+    this.queue.push(bytes);
+    this.pendingBytes += bytes.byteLength;
+    this.wake();
+    this.armKeepAlive();
+    if (this.pendingBytes > this.options.maxPendingBytes) this.cancel(`client is not reading (${this.pendingBytes} bytes pending)`);
+  }
+
+  /** No more frames after the queued ones; the body closes once they are taken. */
+  end(): void {
+    this.ended = true;
+    this.stopKeepAlive();
+    this.wake();
+  }
+
+  cancel(reason: string): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.queue.length = 0;
+    this.pendingBytes = 0;
+    this.end();
+    this.options.onCancel(reason);
+  }
+
+  private wake(): void {
+    const resolve = this.waiting;
+    this.waiting = null;
+    resolve?.();
+  }
+
+  private armKeepAlive(): void {
+    this.stopKeepAlive();
+    if (this.ended) return;
+    this.keepAlive = setTimeout(() => this.push(KEEP_ALIVE_FRAME), this.options.keepAliveMs);
+    // A keep-alive must never hold the process open on its own.
+    this.keepAlive.unref();
+  }
+
+  private stopKeepAlive(): void {
+    clearTimeout(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+}

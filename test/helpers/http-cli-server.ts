@@ -1,0 +1,68 @@
+import { createServer } from "node:net";
+import { CliProcess } from "./cli-process.js";
+import { tempConfig } from "./temp-config.js";
+
+/** A port nobody listens on right now (the OS picks it), so parallel test files never collide. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface HttpServer {
+  proc: CliProcess;
+  port: number;
+  base: string;
+  dir: string;
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The built CLI's serve-http on a free port with the given config body; resolves once /health is 200. */
+export async function startHttpServer(yaml: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServer> {
+  const { dir, configPath } = await tempConfig(yaml);
+  const port = await freePort();
+  const proc = new CliProcess(["serve-http", "--config", configPath, "--port", String(port), ...extraArgs], { cwd: dir, env });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const exited = await Promise.race([proc.exited.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 100))]);
+    if (exited) throw new Error(`serve-http exited early: ${proc.stderr}`);
+    const status = await fetch(`${base}/health`).then((r) => r.status, () => 0);
+    if (status === 200) break;
+    if (Date.now() > deadline) throw new Error(`serve-http not ready (last /health ${status}): ${proc.stderr}`);
+  }
+  return {
+    proc,
+    port,
+    base,
+    dir,
+    stop: async () => {
+      proc.child.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
+}
+
+/** Model + agents YAML: `assistant` on the demo model (exact sentence), `talker` on the tiny model (never stops). */
+export function agentsYaml(demoPath: string, tinyPath?: string): string {
+  return [
+    "llama:",
+    "  models:",
+    "    default:",
+    `      path: ${JSON.stringify(demoPath)}`,
+    "      threads: 1",
+    "      ctx_size: 2048",
+    ...(tinyPath === undefined ? [] : ["    tiny:", `      path: ${JSON.stringify(tinyPath)}`, "      threads: 1", "      ctx_size: 4096"]),
+    "agents:",
+    "  assistant:",
+    "    temperature: 0",
+    ...(tinyPath === undefined ? [] : ["  talker:", "    model: tiny", "    temperature: 0", "    max_tokens: 3000"]),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,248 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
+import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
+import { createHttpApp } from "../../src/http/app.js";
+import type { HttpDeps, HttpSettings, RuntimeHealth, TurnRunner } from "../../src/http/http-deps.js";
+import { RuntimeError } from "../../src/shared/runtime-error.js";
+import { captureLogger } from "../helpers/capture-logger.js";
+
+/** A scripted SessionRunner: emits the given events, then returns (or throws). */
+class ScriptedRunner implements TurnRunner {
+  requests: TurnRequest[] = [];
+  signals: AbortSignal[] = [];
+  constructor(private readonly script: (request: TurnRequest, emit: EmitEvent, signal: AbortSignal) => Promise<TurnResult>) {}
+  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+    this.requests.push(request);
+    this.signals.push(options.signal);
+    return this.script(request, options.emit, options.signal);
+  }
+}
+
+const TEXT_EVENTS = (sessionId: string): AgentEvent[] => [
+  { event: "run_start", user_input: "hi", trace_id: "abcd", session_id: sessionId, agent: "assistant" },
+  { event: "memory_start", snippets: 0 },
+  { event: "llm_start", step: 0 },
+  { event: "llm_chunk", step: 0, delta: "Hel" },
+  { event: "llm_chunk", step: 0, delta: "lo" },
+  { event: "usage", step: 0, input_tokens: 7, output_tokens: 2 },
+  { event: "llm_done", step: 0 },
+  { event: "final", step: 0, response: "Hello" },
+];
+
+const helloRunner = (): ScriptedRunner =>
+  new ScriptedRunner((request, emit) => {
+    const sessionId = request.session_id ?? "x";
+    for (const event of TEXT_EVENTS(sessionId)) emit(event);
+    return Promise.resolve({ response: "Hello", session_id: sessionId, trace_id: "abcd", warnings: [] });
+  });
+
+const READY: RuntimeHealth = { warmUp: "ready", defaultModel: "default", engines: { default: { state: "ready", degradationTier: "NORMAL" } }, tools: [] };
+
+function makeApp(runner: TurnRunner, settings: Partial<HttpSettings> = {}, health: RuntimeHealth = READY) {
+  const deps: HttpDeps = {
+    settings: { host: "127.0.0.1", port: 8080, bearerToken: null, corsOrigins: [], allowedHosts: [], maxBodyBytes: 1024, sessionQueue: false, ...settings },
+    agents: { assistant: "default", other: "default" },
+    runner: () => runner,
+    health: () => health,
+    version: "0.0.0-test",
+    logger: captureLogger().logger,
+  };
+  return createHttpApp(deps).app;
+}
+
+const HOST = { Host: "127.0.0.1:8080" };
+const post = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: "POST",
+  headers: { ...HOST, "Content-Type": "application/json", ...headers },
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
+const chat = (extra: Record<string, unknown> = {}) => ({ model: "assistant", messages: [{ role: "system", content: "s" }, { role: "user", content: "old" }, { role: "assistant", content: "a" }, { role: "user", content: "hi" }], ...extra });
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; param: string | null; type: string; message: string } }).error;
+
+describe("HTTP app (app.request, scripted runner)", () => {
+  it("non-stream: a chat.completion with local_ai, usage summed, only the last user message sent", async () => {
+    const runner = helloRunner();
+    const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ session_id: "s1", user: "u1" })));
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(body.id, "chatcmpl-abcd");
+    assert.equal(body.object, "chat.completion");
+    assert.deepEqual(body.choices, [{ index: 0, message: { role: "assistant", content: "Hello", refusal: null }, logprobs: null, finish_reason: "stop" }]);
+    assert.deepEqual(body.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
+    assert.deepEqual(body.local_ai, { session_id: "s1", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
+    assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined });
+  });
+
+  it("default stream: role chunk, content chunks, final chunk, usage chunk, [DONE]; nothing else", async () => {
+    const res = await makeApp(helloRunner()).request("/v1/chat/completions", post(chat({ stream: true, stream_options: { include_usage: true } })));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+    const text = await res.text();
+    assert.doesNotMatch(text, /^event:/m);
+    const frames = text.split("\n\n").filter((f) => f !== "");
+    assert.equal(frames.at(-1), "data: [DONE]");
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, "")) as { id: string; choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }>; usage?: unknown });
+    assert.deepEqual(chunks.map((c) => c.choices[0]?.delta ?? null), [{ role: "assistant", content: "" }, { content: "Hel" }, { content: "lo" }, {}, null]);
+    assert.equal(chunks[3]?.choices[0]?.finish_reason, "stop");
+    assert.deepEqual(chunks[4]?.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
+    assert.ok(chunks.every((c) => c.id === "chatcmpl-abcd"));
+  });
+
+  it("events stream (header opt-in): named events with stdio fields, chunks, event: result, [DONE]", async () => {
+    const res = await makeApp(helloRunner()).request("/v1/chat/completions", post(chat({ stream: true, session_id: "s2" }), { "X-Local-AI-Events": "1" }));
+    const frames = (await res.text()).split("\n\n").filter((f) => f !== "");
+    const names = frames.map((f) => (f.startsWith("event: ") ? f.slice(7, f.indexOf("\n")) : f.startsWith("data: [DONE]") ? "[DONE]" : "chunk"));
+    assert.deepEqual(names, ["run_start", "chunk", "memory_start", "llm_start", "llm_chunk", "chunk", "llm_chunk", "chunk", "usage", "llm_done", "final", "chunk", "result", "[DONE]"]);
+    assert.equal(frames[0], `event: run_start\ndata: ${JSON.stringify({ user_input: "hi", trace_id: "abcd", session_id: "s2", agent: "assistant" })}`);
+    const result = JSON.parse(frames[12]?.split("\ndata: ")[1] ?? "") as Record<string, unknown>;
+    assert.equal(result.response, "Hello");
+    assert.equal(result.object, "chat.completion");
+    assert.deepEqual(result.local_ai, { session_id: "s2", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
+  });
+
+  it("an error after the stream started is a data: {error} frame and no [DONE]", async () => {
+    const runner = new ScriptedRunner((request, emit) => {
+      emit({ event: "run_start", user_input: "hi", trace_id: "t1", session_id: "s", agent: "assistant" });
+      return Promise.reject(new RuntimeError("engine_unavailable", "engine down"));
+    });
+    const text = await (await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })))).text();
+    assert.doesNotMatch(text, /\[DONE\]/);
+    const last = text.trim().split("\n\n").at(-1) ?? "";
+    assert.deepEqual(JSON.parse(last.slice(6)), { error: { message: "engine down", type: "server_error", param: null, code: "engine_unavailable" } });
+  });
+
+  it("an error before run_start keeps a real status even when streaming", async () => {
+    const runner = new ScriptedRunner(() => Promise.reject(new RuntimeError("invalid_request", "Nothing to resume")));
+    const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true, resume: true })));
+    assert.equal(res.status, 400);
+    assert.equal((await errorOf(res)).code, "invalid_request");
+  });
+
+  it("maps every error to an OpenAI body and status", async () => {
+    const app = makeApp(new ScriptedRunner(() => Promise.reject(new Error("secret stack detail"))));
+    const cases: Array<[string, RequestInit | undefined, number, string, string | null]> = [
+      ["/v1/chat/completions", post("{not json"), 400, "invalid_json", null],
+      ["/v1/chat/completions", post({ model: "assistant" }), 400, "invalid_request", "messages"],
+      ["/v1/chat/completions", post({ model: "assistant", messages: [{ role: "user", content: [{ type: "audio" }] }] }), 400, "invalid_request", "messages.0.content"],
+      ["/v1/chat/completions", post(chat({ session_id: "../etc" })), 400, "invalid_request", "session_id"],
+      ["/v1/chat/completions", post(chat({ user: "a/b" })), 400, "invalid_request", "user_id"],
+      ["/v1/chat/completions", post(chat({ model: "nope" })), 404, "model_not_found", "model"],
+      ["/v1/nothing", { headers: HOST }, 404, "not_found", null],
+      ["/v1/chat/completions", post(chat({ pad: "x".repeat(2000) })), 413, "payload_too_large", null],
+      ["/v1/chat/completions", post(chat()), 500, "internal_error", null],
+    ];
+    for (const [path, init, status, code, param] of cases) {
+      const res = await app.request(path, init);
+      assert.equal(res.status, status, `${path} ${code}`);
+      const error = await errorOf(res);
+      assert.equal(error.code, code);
+      assert.equal(error.param, param, code);
+      assert.doesNotMatch(error.message, /secret stack/);
+    }
+  });
+
+  it("503 engine_unavailable from the runner", async () => {
+    const app = makeApp(new ScriptedRunner(() => Promise.reject(new RuntimeError("engine_unavailable", "circuit open"))));
+    const res = await app.request("/v1/chat/completions", post(chat()));
+    assert.equal(res.status, 503);
+    assert.equal((await errorOf(res)).code, "engine_unavailable");
+  });
+
+  it("409 when the session has a turn in flight (queue off); queued when on", async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = (): ScriptedRunner =>
+      new ScriptedRunner(async (request) => {
+        await gate;
+        return { response: "ok", session_id: request.session_id ?? "", trace_id: "t", warnings: [] };
+      });
+    const app = makeApp(slow());
+    const first = app.request("/v1/chat/completions", post(chat({ session_id: "busy" })));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = await app.request("/v1/chat/completions", post(chat({ session_id: "busy" })));
+    assert.equal(second.status, 409);
+    assert.equal((await errorOf(second)).code, "session_busy");
+    const other = app.request("/v1/chat/completions", post(chat({ session_id: "other" })));
+    release();
+    assert.equal((await first).status, 200);
+    assert.equal((await other).status, 200);
+    const again = await app.request("/v1/chat/completions", post(chat({ session_id: "busy" })));
+    assert.equal(again.status, 200, "the session is free again after the turn");
+    const queued = makeApp(slow(), { sessionQueue: true });
+    const [a, b] = await Promise.all([queued.request("/v1/chat/completions", post(chat({ session_id: "q" }))), queued.request("/v1/chat/completions", post(chat({ session_id: "q" })))]);
+    assert.deepEqual([a.status, b.status], [200, 200]);
+  });
+
+  it("bearer auth on /v1/* only, with WWW-Authenticate; /health stays open", async () => {
+    const app = makeApp(helloRunner(), { bearerToken: "s3cret" });
+    for (const auth of [undefined, "Bearer wrong", "Bearer s3cret-longer", "Basic s3cret"]) {
+      const res = await app.request("/v1/models", { headers: { ...HOST, ...(auth ? { Authorization: auth } : {}) } });
+      assert.equal(res.status, 401, String(auth));
+      assert.match(res.headers.get("www-authenticate") ?? "", /^Bearer/);
+      assert.equal((await errorOf(res)).type, "authentication_error");
+    }
+    const ok = await app.request("/v1/models", { headers: { ...HOST, Authorization: "Bearer s3cret" } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(((await ok.json()) as { data: Array<{ id: string; object: string; owned_by: string }> }).data.map((m) => [m.id, m.object, m.owned_by]), [["assistant", "model", "local-ai"], ["other", "model", "local-ai"]]);
+    assert.equal((await app.request("/health", { headers: HOST })).status, 200);
+  });
+
+  it("Host check: loopback names and allowed_hosts pass, others get 403", async () => {
+    const app = makeApp(helloRunner(), { allowedHosts: ["my.box"] });
+    for (const host of ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "localhost", "my.box:8080"]) {
+      assert.equal((await app.request("/health", { headers: { Host: host } })).status, 200, host);
+    }
+    for (const host of ["evil.example", "evil.example:8080", "localhost:9999", "127.0.0.1.evil.example"]) {
+      const res = await app.request("/health", { headers: { Host: host } });
+      assert.equal(res.status, 403, host);
+      assert.equal((await errorOf(res)).code, "host_not_allowed");
+    }
+  });
+
+  it("CORS headers only for configured origins", async () => {
+    const plain = await makeApp(helloRunner()).request("/v1/models", { headers: { ...HOST, Origin: "http://a.example" } });
+    assert.equal(plain.headers.get("access-control-allow-origin"), null);
+    const app = makeApp(helloRunner(), { corsOrigins: ["http://a.example"], bearerToken: "t" });
+    const preflight = await app.request("/v1/chat/completions", { method: "OPTIONS", headers: { ...HOST, Origin: "http://a.example", "Access-Control-Request-Method": "POST" } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get("access-control-allow-origin"), "http://a.example");
+    const other = await app.request("/v1/models", { headers: { ...HOST, Origin: "http://b.example", Authorization: "Bearer t" } });
+    assert.notEqual(other.headers.get("access-control-allow-origin"), "http://b.example");
+  });
+
+  it("/health: 200 ok, 503 starting / down, same body shape", async () => {
+    const ok = await makeApp(helloRunner()).request("/health", { headers: HOST });
+    assert.equal(ok.status, 200);
+    const body = (await ok.json()) as Record<string, unknown>;
+    assert.equal(body.status, "ok");
+    assert.equal(body.degradation_tier, "NORMAL");
+    assert.equal(body.version, "0.0.0-test");
+    const starting = await makeApp(helloRunner(), {}, { ...READY, warmUp: "starting", engines: {} }).request("/health", { headers: HOST });
+    assert.equal(starting.status, 503);
+    assert.equal(((await starting.json()) as { status: string }).status, "starting");
+    const open = await makeApp(helloRunner(), {}, { ...READY, engines: { default: { state: "ready", degradationTier: "NORMAL", circuit: "open" } } }).request("/health", { headers: HOST });
+    assert.equal(open.status, 503);
+    assert.deepEqual(((await open.json()) as { status: string; engine: unknown }).engine, { model: "default", state: "ready", degradation_tier: "NORMAL", circuit: "open" });
+  });
+
+  it("a stream whose reader cancels aborts the turn's signal", async () => {
+    const runner = new ScriptedRunner(
+      (request, emit, signal) =>
+        new Promise((_, reject) => {
+          emit({ event: "run_start", user_input: "hi", trace_id: "t", session_id: "s", agent: "assistant" });
+          const timer = setInterval(() => emit({ event: "llm_chunk", step: 0, delta: "x" }), 1);
+          signal.addEventListener("abort", () => {
+            clearInterval(timer);
+            reject(new RuntimeError("cancelled", "cancelled"));
+          });
+        }),
+    );
+    const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })));
+    const reader = res.body?.getReader();
+    await reader?.read();
+    await reader?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(runner.signals[0]?.aborted, true);
+  });
+});
