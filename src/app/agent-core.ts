@@ -21,8 +21,8 @@ export interface AgentCore {
   close(): Promise<void>;
 }
 
-export function createAgentCore(config: Config, logger: Logger, env: Readonly<Record<string, string | undefined>>): AgentCore {
-  const llama = new LlamaRuntime(logger);
+/** `llama` is the runtime's one node-llama-cpp instance (shared with plan and doctor; not disposed here). */
+export function createAgentCore(config: Config, logger: Logger, env: Readonly<Record<string, string | undefined>>, llama: LlamaRuntime): AgentCore {
   const engines = new EngineRegistry({
     config,
     logger,
@@ -53,10 +53,9 @@ export function createAgentCore(config: Config, logger: Logger, env: Readonly<Re
       engines: Object.fromEntries([...engines.created()].map(([name, engine]) => [name, engine.health()])),
       tools: tools.status(),
     }),
-    // Children first (llama-server, MCP servers), then the in-process model.
+    // Children (llama-server, MCP servers) and models; the runtime disposes node-llama-cpp after.
     close: async () => {
       await Promise.allSettled([engines.closeAll(), tools.close()]);
-      await llama.dispose();
     },
   };
 }

@@ -10,6 +10,7 @@ import { planModels } from "../engine/plan/plan-models.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
+import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
 
 /** Readiness facts for serve-http's /health (the HTTP layer decides the status from them). */
@@ -57,16 +58,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
   // Stdio limits work without a valid config: a broken config must never kill serve-stdio.
   const stdio = configState.status === "loaded" ? configState.config.stdio : stdioSchema.parse({});
+  // One node-llama-cpp for the process: the embedded engine, plan and doctor share it.
+  const llama = new LlamaRuntime(logger);
+  const loadLlama = (): ReturnType<LlamaRuntime["get"]> => llama.get();
   let core: AgentCore | null = null;
-  const agentCore = (): AgentCore => (core ??= createAgentCore(requireConfig(configState), logger, env));
+  const agentCore = (): AgentCore => (core ??= createAgentCore(requireConfig(configState), logger, env, llama));
   let warmUp: { state: RuntimeHealthSnapshot["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
     info,
     configState,
     logger,
-    runDoctor: (signal) => runDoctor({ configState, version: info.version, env, ...(signal ? { signal } : {}) }),
-    runPlan: async (params, signal) => planModels(requireConfig(configState), { logger, env, ...params, ...(signal ? { signal } : {}) }),
+    runDoctor: (signal) => runDoctor({ configState, version: info.version, env, ...(signal ? { signal } : {}) }, { llama: loadLlama, logger }),
+    runPlan: async (params, signal) => planModels(requireConfig(configState), { logger, env, llama: loadLlama, ...params, ...(signal ? { signal } : {}) }),
     stdioLimits: () => ({
       maxLineBytes: stdio.max_line_bytes,
       writerQueueSize: stdio.writer_queue_size,
@@ -91,6 +95,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     close: async () => {
       await core?.close();
+      await llama.dispose();
     },
   };
 }

@@ -30,12 +30,14 @@ export class FrameStream {
       {
         pull: async (controller) => {
           while (this.queue.length === 0 && !this.ended) await new Promise<void>((resolve) => (this.waiting = resolve));
-          const next = this.queue.shift();
-          if (next === undefined) {
+          if (this.queue.length === 0) {
             this.stopKeepAlive();
             controller.close();
             return;
           }
+          // Everything queued since the last pull goes out as one chunk: one socket write.
+          const frames = this.queue.splice(0);
+          const next = frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames);
           this.pendingBytes -= next.byteLength;
           controller.enqueue(next);
         },
