@@ -32,7 +32,7 @@ const concurrency = Number(process.env.BENCH_CONCURRENCY ?? "10");
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
 const rpsRounds = Number(process.env.BENCH_RPS_ROUNDS ?? "3");
 const modelName = process.env.BENCH_HTTP_MODEL ?? "tiny";
-if (modelName !== "tiny" && modelName !== "small") throw new Error(`BENCH_HTTP_MODEL must be tiny or small, not ${modelName}`);
+if (modelName !== "tiny" && modelName !== "small" && modelName !== "0.5b") throw new Error(`BENCH_HTTP_MODEL must be tiny, small or 0.5b, not ${modelName}`);
 const SYSTEM_PROMPT = "You are a helpful assistant.";
 
 const out = (line = ""): void => void process.stdout.write(`${line}\n`);
@@ -207,7 +207,7 @@ async function directText(engine: EmbeddedEngine, input: string): Promise<string
 
 // ------------------------------------------------------------------------------------------ main
 
-const [demoPath, tinyPath] = await Promise.all([ensureFixture("demo"), modelName === "small" ? ensureFixture("bench", { shape: "small" }) : ensureFixture("tiny", { seed: 3 })]);
+const [demoPath, tinyPath] = await Promise.all([ensureFixture("demo"), modelName === "tiny" ? ensureFixture("tiny", { seed: 3 }) : ensureFixture("bench", { shape: modelName })]);
 const profileDir = process.env.BENCH_HTTP_PROFILE;
 const server = await startHttpServer({
   ...(profileDir ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profileDir] } : {}),

@@ -355,8 +355,8 @@ async function storeLayers(dataDir: string, kind: "new user" | "known user, new 
 // ------------------------------------------------------------------------------------------ main
 
 const modelName = process.env.BENCH_TURN_MODEL ?? "tiny";
-if (modelName !== "tiny" && modelName !== "small") throw new Error(`BENCH_TURN_MODEL must be tiny or small, not ${modelName}`);
-const modelPath = modelName === "small" ? await ensureFixture("bench", { shape: "small" }) : await ensureFixture("tiny", { seed: 3 });
+if (modelName !== "tiny" && modelName !== "small" && modelName !== "0.5b") throw new Error(`BENCH_TURN_MODEL must be tiny, small or 0.5b, not ${modelName}`);
+const modelPath = modelName === "tiny" ? await ensureFixture("tiny", { seed: 3 }) : await ensureFixture("bench", { shape: modelName });
 const dir = await mkdtemp(path.join(tmpdir(), "local-ai-bench-turn-"));
 const configPath = path.join(dir, "config.yaml");
 await writeFile(

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import { autoThreads } from "./auto-threads.js";
 import { physicalCores } from "./cpu-cores.js";
 import { EmbeddedEngine } from "./embedded/embedded-engine.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
@@ -34,7 +35,7 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
         binary: deps.config.llama.binary,
         dataDir: deps.config.app.data_dir,
         logger,
-        threads: model.threads === "auto" ? physicalCores() : model.threads,
+        threads: model.threads === "auto" ? autoThreads("llama-server", physicalCores()) : model.threads,
         gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
         parallel: model.parallel,
       });

@@ -112,7 +112,7 @@ describe("decidePlan", () => {
     const small = fakeModel({ blocks: 24, layerBytes: 16 * MiB, outputBytes: 20 * MiB, kvPerToken: 1024, computeBytes: 50 * MiB, train: 8192 });
     const plan = await decidePlan(small, machine({ ramFree: 21 * GiB }), request({ threads: "auto" }));
     assert.equal(plan.gpuLayers, 0);
-    assert.equal(plan.threads, 4, "threads auto = math cores");
+    assert.equal(plan.threads, 3, "threads auto (embedded) = math cores - 1");
     assert.equal(plan.estimates.vramBytes, 0);
     assert.equal(plan.reason, "CPU only (no GPU backend): 404.0 MiB weights + 96.0 MiB KV at ctx 4096 + 50.0 MiB compute = 550.0 MiB fits in 21.0 GiB free RAM (1.0 GiB margin kept)");
   });
@@ -193,9 +193,11 @@ describe("decidePlan", () => {
     assert.equal((await decidePlan(sevenB(), split, request())).gpuLayers, 33, "a discrete GPU leaves RAM free");
   });
 
-  it("resolves threads: auto = math cores, else half the logical cores; a fixed count is kept", async () => {
+  it("resolves threads: auto per engine (embedded: cores - 1, llama-server: cores; cores = math cores, else half the logical); a fixed count is kept", async () => {
     const model = sevenB();
-    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 8 }), request())).threads, 4);
+    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 8 }), request())).threads, 3);
+    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 8 }), request({ engine: "llama-server" }))).threads, 4);
+    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 2, logicalCores: 2 }), request())).threads, 1);
     assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 1 }), request())).threads, 1);
     const fixed = await decidePlan(model, machine({ ramFree: 16 * GiB, logicalCores: 2 }), request({ threads: 6 }));
     assert.equal(fixed.threads, 6);

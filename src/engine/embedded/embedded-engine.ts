@@ -5,6 +5,7 @@ import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
+import { autoThreads } from "../auto-threads.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
 import { SequencePool } from "./sequence-pool.js";
@@ -105,7 +106,7 @@ export class EmbeddedEngine implements Engine {
       if (options.signal?.aborted) throw new RuntimeError("cancelled", "Model load cancelled", { cause: error });
       throw new RuntimeError("model_missing", `Cannot load model ${path}: ${(error as Error).message}`, { cause: error });
     }
-    const threads = this.config.threads === "auto" ? llama.cpuMathCores : this.config.threads;
+    const threads = this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
     const context = await model.createContext({
       contextSize: Math.min(this.config.ctx_size, model.trainContextSize),
       sequences: this.deps.parallel,

@@ -1,4 +1,6 @@
 import { estimateUsage, ramOf, sum, vramOf, type ModelEstimator, type Usage } from "./estimator.js";
+import { autoThreads } from "../auto-threads.js";
+import type { EngineKind } from "../engine.js";
 import { fits, hasGpu } from "./memory-fit.js";
 import { contextLabel, describePlan, type LayerChoice } from "./describe-plan.js";
 import { planError } from "./plan-alternatives.js";
@@ -12,6 +14,8 @@ export interface PlanRequest {
   gpuLayers: "auto" | number;
   ctxSize: number;
   threads: "auto" | number;
+  /** `threads: auto` differs per engine (see auto-threads.ts). */
+  engine?: EngineKind;
   /** For the words only (the estimator already sizes the KV cache for them): see contextLabel. */
   sequences?: number;
   sharedContext?: boolean;
@@ -76,7 +80,7 @@ export async function decidePlan(estimator: ModelEstimator, hardware: HardwareSn
     if (hint !== undefined) notes.push(`all ${facts.totalLayers} layers would fit on the GPU with ${key}.ctx_size ${hint} (faster, shorter context)`);
   }
 
-  const threads = resolveThreads(request.threads, hardware, notes, key);
+  const threads = resolveThreads(request.threads, hardware, notes, key, request.engine ?? "embedded");
   const choice: LayerChoice = !gpu
     ? { kind: "no_gpu" }
     : layers === "auto"
@@ -95,19 +99,19 @@ export async function decidePlan(estimator: ModelEstimator, hardware: HardwareSn
 }
 
 /**
- * `threads: auto` = node-llama-cpp's `cpuMathCores` (llama.cpp's count of physical performance
- * cores: hyper-threads and efficiency cores slow token generation down). When that is unknown,
- * half the logical cores, the usual physical count with SMT.
+ * `threads: auto` from node-llama-cpp's `cpuMathCores` (llama.cpp's count of physical performance
+ * cores: hyper-threads and efficiency cores slow token generation down; when unknown, half the
+ * logical cores), adjusted per engine by autoThreads, exactly as the engines resolve it.
  */
-export function resolveThreads(requested: "auto" | number, hardware: HardwareSnapshot, notes: string[], key: string): number {
+export function resolveThreads(requested: "auto" | number, hardware: HardwareSnapshot, notes: string[], key: string, engine: EngineKind = "embedded"): number {
   if (requested !== "auto") {
     if (requested > hardware.cpu.logicalCores && hardware.cpu.logicalCores > 0) {
       notes.push(`${key}.threads ${requested} is more than the ${hardware.cpu.logicalCores} logical cores: threads will compete (slower)`);
     }
     return requested;
   }
-  if (hardware.cpu.mathCores > 0) return hardware.cpu.mathCores;
-  return Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
+  const cores = hardware.cpu.mathCores > 0 ? hardware.cpu.mathCores : Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
+  return autoThreads(engine, cores);
 }
 
 /** The largest smaller context at which every layer fits on the GPU, if any. */

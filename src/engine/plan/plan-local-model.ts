@@ -79,6 +79,7 @@ export async function planLocalModel(
     threads: model.threads,
     sequences: parallel,
     sharedContext: model.engine === "llama-server",
+    engine: model.engine,
   });
   const plan: ModelPlan = {
     gpuLayers: decision.gpuLayers,
