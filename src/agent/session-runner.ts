@@ -55,6 +55,7 @@ interface RunContext {
   save: (status: Checkpoint["status"], pending: Checkpoint["pending"]) => Promise<void>;
   log: Logger;
   writer: CheckpointWriter;
+  memoryReady: Promise<void>;
 }
 
 /**
@@ -75,10 +76,19 @@ export class SessionRunner {
     const userId = assertSafeId("user_id", request.user_id ?? "default_user");
     const sessionId = assertSafeId("session_id", request.session_id ?? randomBytes(4).toString("hex"));
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
-    return this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options), options.signal);
+    // The user's memory index does not depend on the session: build it while the lock is taken.
+    const memoryReady = this.deps.memory.ensureUser(userId);
+    memoryReady.catch(() => undefined);
+    return this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
   }
 
-  private async locked(userId: string, sessionId: string, request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+  private async locked(
+    userId: string,
+    sessionId: string,
+    request: TurnRequest,
+    options: { signal: AbortSignal; emit: EmitEvent },
+    memoryReady: Promise<void>,
+  ): Promise<TurnResult> {
     const { store } = this.deps;
     const warnings: string[] = [];
     const checkpoint = await store.readCheckpoint(userId, sessionId);
@@ -118,7 +128,7 @@ export class SessionRunner {
     // write queues behind it and the turn flushes them before it finishes.
     void save("running", null).catch(() => undefined);
     try {
-      const result = await this.run({ userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer });
+      const result = await this.run({ userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer, memoryReady });
       return result;
     } catch (error) {
       await writer.flush().catch(() => undefined);
@@ -132,7 +142,7 @@ export class SessionRunner {
   }
 
   private async run(ctx: RunContext): Promise<TurnResult> {
-    const { userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer } = ctx;
+    const { userId, sessionId, request, options, warnings, turn, traceId, agentName, userInput, resumeDecision, save, log, writer, memoryReady } = ctx;
     const { store, memory, config } = this.deps;
     const agent = this.resolveAgent(agentName)[1];
     const model = config.llama.models[agent.model];
@@ -140,8 +150,12 @@ export class SessionRunner {
     const engine = this.deps.engineFor(agent.model);
 
     options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
-    await Promise.all([engine.warmUp({ signal: options.signal }), this.deps.tools.start(options.signal), memory.ensureUser(userId)]);
-    const history = await store.loadHistory(userId, sessionId);
+    const [history] = await Promise.all([
+      store.loadHistory(userId, sessionId),
+      engine.warmUp({ signal: options.signal }),
+      this.deps.tools.start(options.signal),
+      memoryReady,
+    ]);
     warnings.push(...history.warnings);
     const snippets = memory.search(userId, userInput, MEMORY_BUDGET_TOKENS);
     options.emit({ event: "memory_start", snippets: snippets.length });
