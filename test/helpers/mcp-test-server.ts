@@ -13,6 +13,8 @@ if (argv.includes("--fail-start")) {
   process.stderr.write("fixture: refusing to start (bad configuration)\n");
   process.exit(2);
 }
+const slowEchoIndex = argv.indexOf("--slow-echo-ms");
+const slowEchoMs = slowEchoIndex === -1 ? 0 : Number(argv[slowEchoIndex + 1]);
 const pageSizeIndex = argv.indexOf("--page-size");
 const pageSize = pageSizeIndex === -1 ? 3 : Number(argv[pageSizeIndex + 1]);
 
@@ -46,6 +48,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<
   const args = request.params.arguments ?? {};
   switch (request.params.name) {
     case "echo":
+      // `--slow-echo-ms N`: a slow tool, for keep-alive and timeout tests.
+      if (slowEchoMs > 0) await new Promise((resolve) => setTimeout(resolve, slowEchoMs));
       return text(`fixture: ${String(args.message)}`);
     case "get.weather":
       return text("sunny");
