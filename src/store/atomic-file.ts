@@ -45,7 +45,14 @@ export async function fsyncDir(dir: string): Promise<void> {
 export async function ensureDir(dir: string): Promise<void> {
   const firstCreated = await mkdir(dir, { recursive: true });
   if (firstCreated === undefined) return;
-  // Each created folder is a new entry in its parent: fsync from the deepest parent up.
+  await fsyncCreatedDirs(dir, firstCreated);
+}
+
+/**
+ * Makes folders created by `mkdir -p dir` (the first of them was `firstCreated`) survive a crash:
+ * each is a new entry in its parent, so the parents are fsynced from the deepest up.
+ */
+export async function fsyncCreatedDirs(dir: string, firstCreated: string): Promise<void> {
   let current = path.dirname(dir);
   const stop = path.dirname(firstCreated);
   for (;;) {

@@ -1,8 +1,8 @@
-import { readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
-import { ensureDir, freeName, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
+import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
 import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
@@ -29,11 +29,13 @@ export class FileSessionStore implements SessionStore, HistoryReader {
   private readonly logger: Logger | undefined;
   private readonly locks: SessionLocks;
   private readonly now: () => Date;
+  /** Session folders the lock created whose parents are not fsynced yet: folder -> first created. */
+  private readonly unsynced = new Map<string, string>();
 
   constructor(dataDir: string, deps: FileSessionStoreDeps = {}) {
     this.dataDir = path.resolve(dataDir);
     this.logger = deps.logger;
-    this.locks = new SessionLocks({ ...deps.lock, logger: deps.logger });
+    this.locks = new SessionLocks({ ...deps.lock, logger: deps.logger, createDir: (dir) => this.createSessionDir(dir) });
     this.now = deps.now ?? (() => new Date());
   }
 
@@ -46,7 +48,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async appendTurn(userId: string, sessionId: string, entry: HistoryEntry): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    await ensureDir(paths.dir);
+    await this.durableDir(paths.dir);
     await appendHistoryEntry(paths.history, entry);
   }
 
@@ -76,7 +78,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async writeCheckpoint(userId: string, sessionId: string, checkpoint: Checkpoint): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    await ensureDir(paths.dir);
+    await this.durableDir(paths.dir);
     await writeFileAtomic(paths.checkpoint, JSON.stringify(checkpoint));
   }
 
@@ -98,6 +100,26 @@ export class FileSessionStore implements SessionStore, HistoryReader {
       });
     }
     await fsyncDir(paths.dir);
+  }
+
+  /**
+   * The lock of a new session only needs its folder to exist, not to survive a power loss: the
+   * parents' fsyncs (milliseconds, on the path to the first token) are paid by the first write
+   * that must be durable (the turn's first checkpoint, written off that path, or the history).
+   */
+  private async createSessionDir(dir: string): Promise<void> {
+    const first = await mkdir(dir, { recursive: true });
+    if (first !== undefined) this.unsynced.set(dir, first);
+  }
+
+  private async durableDir(dir: string): Promise<void> {
+    const first = this.unsynced.get(dir);
+    if (first === undefined) {
+      await ensureDir(dir);
+      return;
+    }
+    await fsyncCreatedDirs(dir, first);
+    this.unsynced.delete(dir);
   }
 
   async withSessionLock<T>(userId: string, sessionId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
