@@ -9,6 +9,7 @@ import type { EngineChunk, GenerateRequest } from "../chat-types.js";
 import type { Engine, EngineHealth, EngineState, WarmUpOptions } from "../engine.js";
 import { createOpenAiClient } from "./openai-client.js";
 import { streamOpenAiChat } from "./openai-chat-stream.js";
+import { raceAbort } from "../../shared/abort.js";
 import { cancelledError } from "./openai-errors.js";
 import { probeModels } from "./probe-models.js";
 
@@ -27,26 +28,6 @@ interface Probe {
   controller: AbortController;
   waiters: number;
   settled: boolean;
-}
-
-/** Waits for `promise`, but gives up with `cancelled` as soon as `signal` aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(cancelledError(signal.reason));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(cancelledError(signal.reason));
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }
 
 /** Errors that say the server itself is unusable (as opposed to one bad request). */
@@ -99,7 +80,11 @@ export class OpenAiEngine implements Engine {
     const probe = this.probe ?? this.startProbe();
     probe.waiters += 1;
     try {
-      await raceAbort(probe.promise, signal);
+      await raceAbort(probe.promise, signal).catch((error: unknown) => {
+        // This caller gave up: it gets `cancelled`; the shared check goes on for the others.
+        if (signal?.aborted === true) throw cancelledError(signal.reason);
+        throw error;
+      });
     } finally {
       probe.waiters -= 1;
       // Nobody waits any more: stop the check rather than leave a request running.
