@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../../agent/events.js";
-import { toV1EventFields } from "../../protocol/v1-event.js";
+import { toEventFields } from "../../wire/agent-event-fields.js";
 import { chunkObject, type CompletionIdentity, type UsageTally } from "./completion.js";
 
 /** SSE wire text. JSON.stringify never emits a raw newline, so one `data:` line per frame is safe. */
@@ -18,11 +18,11 @@ export interface FrameContext {
 /**
  * The one place AgentEvents become HTTP SSE frames. The default stream carries only what OpenAI
  * clients understand (text deltas as chunks); the opt-in stream adds every event under its stdio
- * name with the stdio fields (toV1EventFields). The switch ends in `never`: a new event is a
+ * name with the stdio fields (toEventFields). The switch ends in `never`: a new event is a
  * compile error here until it is mapped.
  */
 export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
-  const named = ctx.events ? [namedFrame(event.event, toV1EventFields(event).fields)] : [];
+  const named = ctx.events ? [namedFrame(event.event, toEventFields(event).fields)] : [];
   switch (event.event) {
     case "run_start":
       // The completion id comes from the trace id, known from here on: the role chunk opens the stream.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
-import { toV1EventFields } from "../v1-event.js";
+import { toEventFields } from "../../wire/agent-event-fields.js";
 
 const contentPart = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
@@ -27,7 +27,7 @@ export function chatMethod(runner: () => SessionRunner): MethodDefinition<never>
       runner().runTurn(params, {
         signal: context.signal,
         emit: (event) => {
-          const { name, fields } = toV1EventFields(event);
+          const { name, fields } = toEventFields(event);
           context.emit(name, fields);
         },
       }),
