@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { SessionRunner } from "../agent/session-runner.js";
 import { requireConfig, type ConfigState } from "../config/load-config.js";
-import { stdioSchema } from "../config/schema.js";
+import { stdioSchema, type Config } from "../config/schema.js";
 import type { EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
@@ -40,13 +40,22 @@ export interface Runtime {
   runDoctor(signal?: AbortSignal): Promise<DoctorReport>;
   /** The turn entry; built on first use. Throws config_missing / config_invalid without a valid config. */
   sessionRunner(): SessionRunner;
-  /** `plan`: needs a valid config (config_missing / config_invalid otherwise). */
-  runPlan(params: { model?: string }, signal?: AbortSignal): Promise<ModelPlanReport>;
+  /**
+   * `plan`: `{model}` one model, `{all: true}` every model, `{}` the default agent's model (every
+   * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
+   */
+  runPlan(params: { model?: string; all?: boolean }, signal?: AbortSignal): Promise<ModelPlanReport>;
   stdioLimits(): StdioLimits;
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
   warmUpAll(signal?: AbortSignal): Promise<void>;
   health(): RuntimeHealthSnapshot;
   close(): Promise<void>;
+}
+
+/** The model the first (default) agent uses; with no agent configured, the model an agent gets by default. */
+function defaultAgentModel(config: Config): string | undefined {
+  const model = Object.values(config.agents)[0]?.model ?? "default";
+  return model !== undefined && model in config.llama.models ? model : undefined;
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -70,7 +79,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     configState,
     logger,
     runDoctor: (signal) => runDoctor({ configState, version: info.version, env, ...(signal ? { signal } : {}) }, { llama: loadLlama, logger }),
-    runPlan: async (params, signal) => planModels(requireConfig(configState), { logger, env, llama: loadLlama, ...params, ...(signal ? { signal } : {}) }),
+    runPlan: async (params, signal) => {
+      const config = requireConfig(configState);
+      const model = params.all === true ? undefined : (params.model ?? defaultAgentModel(config));
+      return planModels(config, { logger, env, llama: loadLlama, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
+    },
     stdioLimits: () => ({
       maxLineBytes: stdio.max_line_bytes,
       writerQueueSize: stdio.writer_queue_size,

@@ -1,14 +1,15 @@
 import type { RequestId } from "./messages.js";
 
 export interface InFlightEntry {
-  id: RequestId;
+  /** null for a JSON-RPC notification (run, never answered, not reachable by id). */
+  id: RequestId | null;
   method: string;
   controller: AbortController;
   done: Promise<void>;
 }
 
 /** `1` and `"1"` are different ids on the wire, so the key keeps the JSON type. */
-function keyOf(id: RequestId): string {
+function keyOf(id: RequestId | null): string {
   return `${typeof id}:${String(id)}`;
 }
 
@@ -16,25 +17,29 @@ function keyOf(id: RequestId): string {
 export class InFlightRequests {
   private readonly entries = new Map<string, InFlightEntry>();
   private changed: Array<() => void> = [];
+  private anonymous = 0;
 
   get size(): number {
     return this.entries.size;
   }
 
-  has(id: RequestId): boolean {
+  has(id: RequestId | null): boolean {
     return this.entries.has(keyOf(id));
   }
 
-  get(id: RequestId): InFlightEntry | undefined {
+  get(id: RequestId | null): InFlightEntry | undefined {
     return this.entries.get(keyOf(id));
   }
 
-  add(entry: InFlightEntry): void {
-    this.entries.set(keyOf(entry.id), entry);
+  /** Returns the key to delete the entry with; notifications get a key of their own. */
+  add(entry: InFlightEntry, notification = false): string {
+    const key = notification ? `notification:${++this.anonymous}` : keyOf(entry.id);
+    this.entries.set(key, entry);
+    return key;
   }
 
-  delete(id: RequestId): void {
-    this.entries.delete(keyOf(id));
+  delete(key: string): void {
+    this.entries.delete(key);
     const waiters = this.changed;
     this.changed = [];
     for (const wake of waiters) wake();

@@ -4,7 +4,8 @@ import type { RequestId } from "./messages.js";
 
 /** What a method handler may do besides returning its result. */
 export interface MethodContext {
-  id: RequestId;
+  /** null for a JSON-RPC notification or a JSON-RPC request whose id is null. */
+  id: RequestId | null;
   signal: AbortSignal;
   log: Logger;
   /** Streams an event for this request (best-effort: may be dropped under backpressure). */

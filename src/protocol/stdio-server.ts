@@ -2,14 +2,14 @@ import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
 import { RuntimeError, toRuntimeError } from "../shared/runtime-error.js";
+import type { InboundCall, StdioDialect } from "./dialect.js";
 import { dispatch } from "./dispatcher.js";
-import { parseEnvelope } from "./envelope.js";
-import { errorFrame } from "./error-frame.js";
 import { InFlightRequests } from "./in-flight.js";
 import { readLines, type LineItem } from "./line-reader.js";
-import type { EventMessage, OutboundMessage, Request, RequestId } from "./messages.js";
+import type { RequestId } from "./messages.js";
 import type { MethodTable } from "./method.js";
 import { OutboundWriter } from "./outbound-writer.js";
+import { v1Dialect } from "./v1/v1-dialect.js";
 
 export interface StdioLimits {
   maxLineBytes: number;
@@ -29,6 +29,8 @@ export interface StdioServerOptions {
   methods: (control: StdioControl) => MethodTable;
   /** Aborting it (SIGTERM, SIGINT) stops the server like `shutdown` does. */
   signal?: AbortSignal;
+  /** The wire format: seed 000 v1 (the default) or seed 003 JSON-RPC 2.0. */
+  dialect?: StdioDialect;
 }
 
 /** What methods may ask of the server that runs them. */
@@ -44,12 +46,14 @@ export interface StdioServerResult {
 }
 
 /**
- * The v1 NDJSON server (seed 000): reads capped lines, answers each request concurrently, and
- * writes every outbound message through one bounded writer. Stops on stdin EOF, `shutdown` or the
- * abort signal: no new requests, in-flight work finishes (bounded) or is cancelled, the writer drains.
+ * The stdio NDJSON server for every stdio dialect (v1, JSON-RPC): reads capped lines, answers each
+ * request concurrently, and writes every outbound message through one bounded writer (events are
+ * droppable, answers never). Stops on stdin EOF, `shutdown` or the abort signal: no new requests,
+ * in-flight work finishes (bounded) or is cancelled, the writer drains.
  */
 export async function runStdioServer(options: StdioServerOptions): Promise<StdioServerResult> {
   const { logger, limits } = options;
+  const dialect = options.dialect ?? v1Dialect;
   const writer = new OutboundWriter(options.output, { maxMessages: limits.writerQueueSize, logger });
   const inFlight = new InFlightRequests();
   let stopReason: string | null = null;
@@ -66,52 +70,91 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
 
-  const send = (message: OutboundMessage): Promise<void> => writer.push(encode(message, logger) ?? internalErrorLine(message.id));
+  const send = (frame: object, id: RequestId | null): Promise<void> => writer.push(encode(frame, id, logger) ?? internalErrorLine(dialect, id));
 
-  const execute = async (request: Request, controller: AbortController): Promise<void> => {
-    const log = logger.child({ req_id: request.id, method: request.method });
-    const emit = (event: string, fields: Record<string, unknown> = {}): void => {
-      // Seed order: id, type, event, then the event's own fields (which never replace those three).
-      const message: EventMessage = { id: request.id, type: "event", event };
-      for (const [key, value] of Object.entries(fields)) if (!(key in message)) message[key] = value;
-      const line = encode(message, logger);
-      if (line !== null) writer.offer(line);
-    };
+  /** Runs one call; resolves with its answer frame, or null for a notification. Never rejects. */
+  const execute = async (call: InboundCall, controller: AbortController): Promise<object | null> => {
+    const log = logger.child({ req_id: call.id, method: call.method });
+    // A notification has no id to correlate events with: they are not sent.
+    const emit = call.notification
+      ? (): void => undefined
+      : (event: string, fields: Record<string, unknown> = {}): void => {
+          const line = encode(dialect.eventFrame(call.id, event, fields), call.id, logger);
+          if (line !== null) writer.offer(line);
+        };
     try {
-      const result = await dispatch(methods, request.method, request.params, { id: request.id, signal: controller.signal, log, emit });
-      await send({ id: request.id, type: "result", result: result ?? null });
+      const params = (call.params ?? {}) as Record<string, unknown>;
+      const result = await dispatch(methods, call.method, params, { id: call.id, signal: controller.signal, log, emit });
+      return call.notification ? null : dialect.resultFrame(call.id, result);
     } catch (thrown) {
       const error = controller.signal.aborted && !(thrown instanceof RuntimeError) ? new RuntimeError("cancelled", "Request cancelled") : toRuntimeError(thrown);
       if (error.code === "internal_error") {
         log.error({ err: thrown }, "method failed unexpectedly");
-        error.message = `Internal error in "${request.method}"; the details are in the log`;
+        error.message = `Internal error in "${call.method}"; the details are in the log`;
       } else {
-        log.debug({ code: error.code, message: error.message }, "method answered an error");
+        log.debug({ code: error.code, message: error.message, notification: call.notification }, "method answered an error");
       }
-      await send(errorFrame(request.id, error));
+      return call.notification ? null : dialect.errorFrame(call.id, error, thrown);
     }
   };
+
+  /**
+   * Registers and starts a call; resolves with its answer (null: none to send). With `deliver` the
+   * answer is queued on the writer before the call leaves the in-flight table, so a reader that
+   * stops reading stops stdin being read too (backpressure), instead of answers piling up.
+   */
+  const start = (call: InboundCall, deliver: boolean): Promise<object | null> => {
+    if (!call.notification && inFlight.has(call.id)) {
+      const refusal = dialect.invalidRequestFrame(call.id, `a request with id ${JSON.stringify(call.id)} is already in flight; ids must be unique among in-flight requests`);
+      return deliver ? send(refusal, call.id).then(() => null) : Promise.resolve(refusal);
+    }
+    const controller = new AbortController();
+    let key = "";
+    const answer = execute(call, controller)
+      .then(async (frame) => {
+        if (!deliver || frame === null) return frame;
+        await send(frame, call.id);
+        return null;
+      })
+      .finally(() => inFlight.delete(key));
+    key = inFlight.add({ id: call.id, method: call.method, controller, done: answer.then(() => undefined) }, call.notification);
+    return answer;
+  };
+
+  /** Batch answers are written after their calls settle; shutdown waits for those writes too. */
+  const batchWrites = new Set<Promise<void>>();
 
   const handleLine = async (item: LineItem): Promise<void> => {
     if (item.kind === "overflow") {
       logger.warn({ bytes: item.bytes, max: limits.maxLineBytes }, "request line over the limit discarded");
-      await send({ id: null, type: "error", code: "invalid_request", message: `Request line of ${item.bytes} bytes exceeds the limit of ${limits.maxLineBytes} bytes; it was discarded` });
+      await send(dialect.overflowFrame(item.bytes, limits.maxLineBytes), null);
       return;
     }
-    const envelope = parseEnvelope(item.text);
-    if (envelope.kind === "invalid") {
-      logger.debug({ code: envelope.code, id: envelope.id }, envelope.message);
-      await send({ id: envelope.id, type: "error", code: envelope.code, message: envelope.message });
+    const parsed = dialect.parseLine(item.text);
+    if (!parsed.batch) {
+      const entry = parsed.item;
+      if (entry.kind === "reject") {
+        logger.debug({ reason: entry.reason }, "invalid request line");
+        if (entry.frame !== null) await send(entry.frame, null);
+        return;
+      }
+      // Not awaited: requests run concurrently; the answer is written when it is ready.
+      void start(entry, true);
       return;
     }
-    const { request } = envelope;
-    if (inFlight.has(request.id)) {
-      await send({ id: request.id, type: "error", code: "invalid_request", message: `A request with id ${JSON.stringify(request.id)} is already in flight; ids must be unique among in-flight requests` });
-      return;
-    }
-    const controller = new AbortController();
-    const done = execute(request, controller).finally(() => inFlight.delete(request.id));
-    inFlight.add({ id: request.id, method: request.method, controller, done });
+    // A batch: every call starts now; the answers leave together as one array once all are done.
+    const answers = parsed.items.map((entry) => {
+      if (entry.kind === "call") return start(entry, false);
+      logger.debug({ reason: entry.reason }, "invalid batch entry");
+      return Promise.resolve(entry.frame);
+    });
+    const write = Promise.all(answers).then(async (frames) => {
+      const present = frames.filter((frame): frame is object => frame !== null);
+      // An all-notification batch gets no answer at all (seed 003).
+      if (present.length > 0) await send(present, null);
+    });
+    batchWrites.add(write);
+    void write.finally(() => batchWrites.delete(write));
   };
 
   const readLoop = async (): Promise<void> => {
@@ -137,6 +180,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
     inFlight.abortAll("shutting down");
     await settlesWithin(inFlight.settled(), 1000);
   }
+  await settlesWithin(Promise.all([...batchWrites]), limits.flushTimeoutMs);
   const flushed = await writer.close(limits.flushTimeoutMs);
   if (!flushed) logger.warn({ stats: writer.stats }, "output not fully flushed before the timeout");
   logger.debug({ stats: writer.stats }, "stdio writer closed");
@@ -144,16 +188,17 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
 }
 
 /** A message that cannot be serialised (a BigInt, a cycle) is logged, never a crash. */
-function encode(message: OutboundMessage, logger: Logger): string | null {
+function encode(frame: object, id: RequestId | null, logger: Logger): string | null {
   try {
-    return `${JSON.stringify(message)}\n`;
+    return `${JSON.stringify(frame)}\n`;
   } catch (error) {
-    logger.error({ err: error, id: message.id }, "could not serialise an outbound message");
+    logger.error({ err: error, id }, "could not serialise an outbound message");
     return null;
   }
 }
 
-/** What a result that could not be serialised becomes: the host still gets an answer for its id. */
-function internalErrorLine(id: RequestId | null): string {
-  return `${JSON.stringify({ id, type: "error", code: "internal_error", message: "Internal error: the response could not be serialised" })}\n`;
+/** What an answer that could not be serialised becomes: the host still gets an answer for its id. */
+function internalErrorLine(dialect: StdioDialect, id: RequestId | null): string {
+  const error = new RuntimeError("internal_error", "Internal error: the response could not be serialised");
+  return `${JSON.stringify(dialect.errorFrame(id, error, error))}\n`;
 }

@@ -115,24 +115,39 @@ describe("local-ai plan (built CLI)", () => {
 });
 
 describe("stdio plan method (built CLI)", () => {
-  it("returns the report, refuses an unknown model, and keeps stdout clean", async () => {
+  it("plans the default agent's model, one model or all; a model that cannot be planned is an error frame with the report", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "plan-stdio-"));
     try {
       const tiny = await ensureFixture("tiny");
       const config = path.join(dir, "config.yaml");
-      await writeFile(config, `app:\n  data_dir: ./data\nllama:\n  models:\n    default:\n      path: ${tiny}\n`);
+      await writeFile(config, `app:\n  data_dir: ./data\nllama:\n  models:\n    default:\n      path: ${tiny}\n    gone:\n      path: ./missing.gguf\n`);
       const proc = new CliProcess(["serve-stdio", "--config", config], { cwd: dir });
       const result = await proc.request({ id: 1, method: "plan", params: {} }, 60_000);
       assert.equal(result.type, "result", JSON.stringify(result));
       const report = result.result as ModelPlanReport;
       assert.equal(report.ok, true);
+      assert.deepEqual(report.models.map((m) => m.name), ["default"], "plan {} covers the default agent's model only");
       assert.equal(report.models[0]?.plan?.ctxSize, 2048);
       const one = await proc.request({ id: 2, method: "plan", params: { model: "default" } }, 60_000);
       assert.equal((one.result as ModelPlanReport).models.length, 1);
-      const unknown = await proc.request({ id: 3, method: "plan", params: { model: "nope" } });
+      // The seed's codes: an error frame, with the whole report in details.
+      const gone = await proc.request({ id: 3, method: "plan", params: { model: "gone" } }, 60_000);
+      assert.equal(gone.type, "error", JSON.stringify(gone));
+      assert.equal(gone.code, "model_missing");
+      assert.match(String(gone.message), /^Model "gone" cannot be planned: /);
+      const goneReport = gone.details as ModelPlanReport;
+      assert.equal(goneReport.ok, false);
+      assert.deepEqual(goneReport.models.map((m) => [m.name, m.status, m.error?.code]), [["gone", "error", "model_missing"]]);
+      const all = await proc.request({ id: 4, method: "plan", params: { all: true } }, 60_000);
+      assert.equal(all.type, "error");
+      assert.equal(all.code, "model_missing");
+      assert.deepEqual((all.details as ModelPlanReport).models.map((m) => [m.name, m.status]), [["default", "ok"], ["gone", "error"]]);
+      const both = await proc.request({ id: 5, method: "plan", params: { model: "default", all: true } });
+      assert.equal(both.code, "invalid_request");
+      const unknown = await proc.request({ id: 6, method: "plan", params: { model: "nope" } });
       assert.equal(unknown.type, "error");
       assert.equal(unknown.code, "invalid_request");
-      assert.match(String(unknown.message), /Unknown model "nope"; configured models: default/);
+      assert.match(String(unknown.message), /Unknown model "nope"; configured models: default, gone/);
       proc.endInput();
       await proc.exited;
       assert.deepEqual(protocolViolations(proc), []);

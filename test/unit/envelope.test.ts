@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseEnvelope } from "../../src/protocol/envelope.js";
+import { parseEnvelope } from "../../src/protocol/v1/envelope.js";
 
 describe("parseEnvelope", () => {
   it("accepts a request and defaults params to {}", () => {

@@ -6,7 +6,9 @@ import { applyMcpConfig } from "../../config/apply-mcp-config.js";
 import { loadConfig } from "../../config/load-config.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { createV1Methods } from "../../protocol/methods/v1-methods.js";
+import { jsonRpcDialect } from "../../protocol/jsonrpc/jsonrpc-dialect.js";
 import { runStdioServer } from "../../protocol/stdio-server.js";
+import { v1Dialect } from "../../protocol/v1/v1-dialect.js";
 import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
 
@@ -22,15 +24,16 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
     .command("serve-stdio")
     .description("Serve the NDJSON protocol on stdin/stdout (for host apps such as Electron)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
-    .option("--protocol <name>", "wire protocol: v1", "v1")
+    .option("--protocol <name>", "wire protocol: v1 (seed 000 NDJSON) or jsonrpc (JSON-RPC 2.0)", "v1")
     .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
     .action(async (_options: ServeStdioOptions, command: Command) => {
       const options = command.optsWithGlobals<ServeStdioOptions>();
-      if (options.protocol !== "v1") {
-        deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1)\n`);
+      if (options.protocol !== "v1" && options.protocol !== "jsonrpc") {
+        deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1, jsonrpc)\n`);
         deps.setExitCode(2);
         return;
       }
+      const wire = options.protocol;
       const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
       const logger = createLogger({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
       const exitNow = (code: number): void => {
@@ -40,13 +43,15 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
       const signals = shutdownOnSignals(logger, exitNow);
       const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
       const limits = runtime.stdioLimits();
-      logger.info({ version: runtime.info.version, config: configState.path, config_status: configState.status }, "serve-stdio started");
+      logger.info({ version: runtime.info.version, protocol: wire, config: configState.path, config_status: configState.status }, "serve-stdio started");
       const result = await runStdioServer({
         input: process.stdin,
         output: process.stdout,
         logger,
         limits,
         signal: signals.signal,
+        // A batch is at most as many calls as may be in flight at once.
+        dialect: wire === "jsonrpc" ? jsonRpcDialect(limits.maxInFlight) : v1Dialect,
         methods: (control) =>
           createV1Methods(
             {
@@ -57,6 +62,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
               runPlan: (params, signal) => runtime.runPlan(params, signal),
             },
             control,
+            wire,
           ),
       });
       await runtime.close();

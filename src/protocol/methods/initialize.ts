@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import { CANCEL_NOTIFICATION } from "../jsonrpc/cancel-request.js";
+import { EVENT_NOTIFICATION } from "../jsonrpc/jsonrpc-dialect.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
 export const SUPPORTED_PROTOCOL_VERSIONS = [1] as const;
@@ -16,6 +18,8 @@ export interface InitializeDeps {
   /** Derived from the method table so the answer never claims a method that is not there. */
   methods: () => readonly string[];
   maxLineBytes: number;
+  /** The stdio dialect this server speaks (chosen by --protocol). */
+  wire: "v1" | "jsonrpc";
 }
 
 /** Picks the highest version both sides speak; hosts that send none get v1. */
@@ -43,6 +47,8 @@ export function initializeMethod(deps: InitializeDeps): MethodDefinition<never> 
           targeted_cancel: methods.includes("cancel"),
           methods,
           max_line_bytes: deps.maxLineBytes,
+          wire: deps.wire,
+          ...(deps.wire === "jsonrpc" ? { event_notification: EVENT_NOTIFICATION, cancel_notification: CANCEL_NOTIFICATION } : {}),
         },
         server: deps.server,
       };

@@ -1,12 +1,14 @@
+import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
+import { CANCEL_NOTIFICATION, cancelRequestMethod } from "../jsonrpc/cancel-request.js";
 import { cancelMethod } from "./cancel.js";
 import { chatMethod } from "./chat.js";
 import { doctorMethod } from "./doctor.js";
 import { initializeMethod } from "./initialize.js";
 import { pingMethod } from "./ping.js";
-import { planMethod } from "./plan.js";
+import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 import { warmUpMethod } from "./warm-up.js";
 
@@ -15,15 +17,20 @@ export interface V1Services {
   server: { name: string; version: string };
   maxLineBytes: number;
   runDoctor(signal: AbortSignal): Promise<unknown>;
-  runPlan(params: { model?: string }, signal: AbortSignal): Promise<unknown>;
+  runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
   /** Throws config_missing / config_invalid when there is no valid config. */
   sessionRunner(): SessionRunner;
 }
 
-/** The v1 method table. New methods (plan, chat, cancel) are added here and nowhere else. */
-export function createV1Methods(services: V1Services, control: StdioControl): MethodTable {
+/**
+ * The stdio method table, shared by both stdio dialects (v1 and JSON-RPC speak the same methods).
+ * New methods are added here and nowhere else. JSON-RPC also gets `$/cancelRequest`.
+ */
+export function createV1Methods(services: V1Services, control: StdioControl, wire: "v1" | "jsonrpc" = "v1"): MethodTable {
   const table = new Map<string, MethodDefinition<never>>();
-  table.set("initialize", initializeMethod({ server: services.server, methods: () => [...table.keys()], maxLineBytes: services.maxLineBytes }));
+  // `$/` names are protocol notifications, not methods a host calls for a result.
+  const methods = (): string[] => [...table.keys()].filter((name) => !name.startsWith("$/"));
+  table.set("initialize", initializeMethod({ server: services.server, methods, maxLineBytes: services.maxLineBytes, wire }));
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
@@ -31,5 +38,6 @@ export function createV1Methods(services: V1Services, control: StdioControl): Me
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("shutdown", shutdownMethod(control));
+  if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;
 }

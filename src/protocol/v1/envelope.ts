@@ -1,4 +1,4 @@
-import type { Request, RequestId } from "./messages.js";
+import type { Request, RequestId } from "../messages.js";
 
 export type Envelope =
   | { kind: "request"; request: Request }

@@ -1,5 +1,5 @@
-import type { ErrorMessage, RequestId, V1ErrorCode } from "./messages.js";
-import type { RuntimeError } from "../shared/runtime-error.js";
+import type { ErrorMessage, RequestId, V1ErrorCode } from "../messages.js";
+import type { RuntimeError } from "../../shared/runtime-error.js";
 
 /** The one place where RuntimeError codes become v1 wire codes. */
 export function toV1Code(error: RuntimeError): V1ErrorCode {
