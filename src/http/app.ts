@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { HttpDeps } from "./http-deps.js";
 import { bearerAuth } from "./middleware/bearer-auth.js";
+import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { HttpError, toOpenAiError } from "./openai/errors.js";
 import { registerChatRoute } from "./routes/chat-completions.js";
@@ -18,7 +19,8 @@ export interface HttpApp {
 /**
  * The HTTP front door as a plain Hono app: no socket, so unit tests drive it with `app.request()`
  * and serve.ts puts it on @hono/node-server. Order matters: the Host check guards everything
- * (DNS rebinding), CORS answers preflights before auth, /health stays open, /v1/* needs the token.
+ * (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON bodies on /v1/* before
+ * CORS answers an allowed origin's preflight, /health stays open, /v1/* needs the token.
  */
 export function createHttpApp(deps: HttpDeps): HttpApp {
   const { settings } = deps;
@@ -27,6 +29,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const startedAt = Math.floor(Date.now() / 1000);
 
   app.use("*", hostCheck(settings));
+  app.use("/v1/*", crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "OPTIONS"] }));

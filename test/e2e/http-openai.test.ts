@@ -108,7 +108,7 @@ describe("serve-http with the official openai client (built CLI, real socket, em
     }
     assert.ok(Date.now() - started < 15_000, `next turn started after ${Date.now() - started} ms`);
     // The cancelled session keeps its checkpoint (resume continues it) and is free again.
-    const resumed = await fetch(`${server.base}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "talker", messages: [], session_id: "ab1", resume: true, stream: true }) });
+    const resumed = await fetch(`${server.base}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ model: "talker", messages: [], session_id: "ab1", resume: true, stream: true }) });
     assert.equal(resumed.status, 200, "the aborted turn is resumable (its checkpoint stayed) and its session is free");
     await resumed.body?.cancel();
   });

@@ -74,7 +74,7 @@ describe("serve-http startup and shutdown (built CLI)", () => {
     }
     assert.deepEqual([code, health.status], [503, "down"], proc.stderr);
     assert.match(health.warm_up ?? "", /missing\.gguf/);
-    const chat = await fetch(`${base}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }) });
+    const chat = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }) });
     assert.equal(chat.status, 503);
     assert.equal(((await chat.json()) as { error: { code: string } }).error.code, "model_missing");
     proc.child.kill("SIGTERM");
@@ -91,6 +91,7 @@ describe("serve-http startup and shutdown (built CLI)", () => {
     const server = await startHttpServer(agentsYaml(demo, tiny));
     const res = await fetch(`${server.base}/v1/chat/completions`, {
       method: "POST",
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ model: "talker", messages: [{ role: "user", content: "go" }], stream: true }),
     });
     const reader = res.body?.getReader();

@@ -126,7 +126,7 @@ describe("serve-http SSE (raw fetch, built CLI)", () => {
     assert.deepEqual(await codeOf(await post(server, "{oops")), [400, "invalid_json"]);
     assert.deepEqual(await codeOf(await post(server, { model: "assistant", messages: "x" })), [400, "invalid_request"]);
     assert.deepEqual(await codeOf(await post(server, { ...hello, model: "ghost" })), [404, "model_not_found"]);
-    assert.deepEqual(await codeOf(await fetch(`${server.base}/v1/embeddings`, { method: "POST" })), [404, "not_found"]);
+    assert.deepEqual(await codeOf(await fetch(`${server.base}/v1/no-such-route`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })), [404, "not_found"]);
     assert.deepEqual(await codeOf(await post(tools, { ...hello, pad: "x".repeat(5000) })), [413, "payload_too_large"]);
     // 409: a long turn holds the session.
     const long = await post(server, { model: "talker", messages: [{ role: "user", content: "go" }], stream: true, session_id: "busy1" });

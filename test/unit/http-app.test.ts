@@ -211,6 +211,38 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.notEqual(other.headers.get("access-control-allow-origin"), "http://b.example");
   });
 
+  it("refuses cross-site requests: a foreign Origin (403) and a body that is not application/json (415); no turn runs", async () => {
+    const runner = helloRunner();
+    const app = makeApp(runner, { corsOrigins: ["http://a.example"] });
+    // What a page can send without a preflight: text/plain, a form, a multipart form.
+    for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      const res = await app.request("/v1/chat/completions", post(chat(), { "Content-Type": type }));
+      assert.equal(res.status, 415, type);
+      assert.equal((await errorOf(res)).code, "unsupported_media_type");
+    }
+    const none = await app.request("/v1/chat/completions", { method: "POST", headers: HOST, body: JSON.stringify(chat()) });
+    assert.equal(none.status, 415, "a body without a Content-Type");
+    for (const origin of ["http://evil.example", "null", "http://a.example.evil.example"]) {
+      for (const init of [post(chat(), { Origin: origin }), { method: "GET", headers: { ...HOST, Origin: origin } }] as RequestInit[]) {
+        const res = await app.request(init.method === "POST" ? "/v1/chat/completions" : "/v1/models", init);
+        assert.equal(res.status, 403, `${origin} ${String(init.method)}`);
+        assert.equal((await errorOf(res)).code, "origin_not_allowed");
+      }
+    }
+    // A foreign page's preflight gets no CORS grant; an allowed origin's does, and its JSON request runs.
+    const preflight = await app.request("/v1/chat/completions", { method: "OPTIONS", headers: { ...HOST, Origin: "http://evil.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type" } });
+    assert.equal(preflight.status, 403);
+    assert.equal(preflight.headers.get("access-control-allow-origin"), null);
+    assert.equal(runner.requests.length, 0, "no refused request reached the agent");
+    const allowed = await app.request("/v1/chat/completions", post(chat(), { Origin: "http://a.example", "Content-Type": "application/json; charset=utf-8" }));
+    assert.equal(allowed.status, 200);
+    assert.equal(allowed.headers.get("access-control-allow-origin"), "http://a.example");
+    assert.equal(runner.requests.length, 1);
+    // Clients outside a browser send no Origin and are served as before; /health stays open.
+    assert.equal((await makeApp(helloRunner()).request("/v1/chat/completions", post(chat()))).status, 200);
+    assert.equal((await app.request("/health", { headers: { ...HOST, Origin: "http://evil.example" } })).status, 200);
+  });
+
   it("/health: 200 ok, 503 starting / down, same body shape", async () => {
     const ok = await makeApp(helloRunner()).request("/health", { headers: HOST });
     assert.equal(ok.status, 200);

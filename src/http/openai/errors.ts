@@ -2,7 +2,15 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { toRuntimeError, type ErrorCode } from "../../shared/runtime-error.js";
 
 /** Failures only the HTTP front door has (no RuntimeError code fits them). */
-export type HttpOnlyCode = "unauthorized" | "not_found" | "model_not_found" | "payload_too_large" | "host_not_allowed" | "session_busy";
+export type HttpOnlyCode =
+  | "unauthorized"
+  | "not_found"
+  | "model_not_found"
+  | "payload_too_large"
+  | "host_not_allowed"
+  | "origin_not_allowed"
+  | "unsupported_media_type"
+  | "session_busy";
 
 export class HttpError extends Error {
   override readonly name = "HttpError";
@@ -30,6 +38,8 @@ const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
   model_not_found: [404, "invalid_request_error"],
   payload_too_large: [413, "invalid_request_error"],
   host_not_allowed: [403, "invalid_request_error"],
+  origin_not_allowed: [403, "invalid_request_error"],
+  unsupported_media_type: [415, "invalid_request_error"],
   session_busy: [409, "invalid_request_error"],
 };
 
