@@ -2,6 +2,8 @@ import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import { PodLineSplitter, type PodLine } from "./pod-line-splitter.js";
 
+const FLUSH_AT_LINES = 256;
+
 export interface ClientLimits {
   /** Queued lines per client; droppable events beyond it are dropped (counted). */
   queueLines: number;
@@ -73,8 +75,10 @@ export class PodClientConnection {
       this.disconnect(`its queue passed ${this.limits.maxQueueBytes} bytes`);
       return false;
     }
-    // Batched: events of one synchronous burst go out in one write.
-    if (!this.writing) {
+    // Batched: events of one synchronous burst go out in one write; a long burst (an engine
+    // parsing a big network read) is written as it grows, so the kernel buffer takes its share.
+    if (this.queue.length >= FLUSH_AT_LINES) this.flush();
+    else if (!this.writing) {
       this.writing = true;
       setImmediate(() => this.flush());
     }
