@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { CliProcess } from "../helpers/cli-process.js";
 import { startPod, stderrIncludes, type PodProcess } from "../helpers/pod-process.js";
 import { PodSocketClient, type PodMessage } from "../helpers/pod-socket-client.js";
-import { chunk, sendData, startSse, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { chunk, sendData, sendJsonError, startSse, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 
 const DELTAS = 20_000;
 const piece = (i: number): string => `w${i} `;
@@ -14,10 +15,14 @@ let pod: PodProcess;
 before(async () => {
   // An OpenAI-compatible upstream on loopback that streams a 20,000-delta answer: the real openai
   // engine path through the built CLI.
-  upstream = await startUpstream((req, res) => {
+  upstream = await startUpstream((req, res, body) => {
     if (req.method === "GET") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: [{ id: "test-model", object: "model", created: 1, owned_by: "test" }] }));
+      return;
+    }
+    if (JSON.stringify(body).includes("please fail")) {
+      sendJsonError(res, 500, "upstream broke");
       return;
     }
     startSse(res);
@@ -96,5 +101,23 @@ describe("serve-socket: a client that never reads (openai engine, 20,000-delta t
     fast.send("get_status");
     assert.equal((await fast.next("status")).data.state, "idle");
     await fast.close();
+  });
+});
+
+describe("serve-socket: a turn that fails in the model backend", () => {
+  it("broadcasts provider_error, ends the turn with reason error, and pod --run exits 1", async () => {
+    const watcher = await PodSocketClient.listening(pod.socketPath);
+    const from = watcher.events.length;
+    const run = new CliProcess(["pod", "--socket", pod.socketPath, "--run", "please fail"], { cwd: pod.dir });
+    assert.equal((await run.exited).code, 1, run.stderr);
+    await watcher.waitFor((e) => e.event === "status" && e.data.state === "idle", { from });
+    const events = watcher.events.slice(from);
+    assert.deepEqual(events.map((e) => e.event), ["status", "turn_start", "error", "turn_end", "status"]);
+    const error = events[2]!;
+    assert.equal(error.data.code, "provider_error");
+    assert.match(String(error.data.message), /HTTP 500.*upstream broke/);
+    assert.deepEqual(events[3]?.data, { turn: events[1]?.data.turn, result: "finished", reason: "error" });
+    assert.match(run.stdout, /\[error provider_error\] .*\n\[turn \d+ error\]\n/);
+    await watcher.close();
   });
 });
