@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ContentPart } from "../engine/chat-types.js";
+import type { ChatMessage, ContentPart } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import type { Checkpoint, MemoryIndex, SessionStore } from "../store/store-types.js";
+import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
@@ -37,6 +37,8 @@ export interface SessionRunnerDeps {
   store: SessionStore;
   memory: MemoryIndex;
   logger: Logger;
+  /** Lock-free reads of finished turns (get_history while a turn runs); without it reads take the lock. */
+  history?: HistoryReader;
 }
 
 const MEMORY_BUDGET_TOKENS = 256;
@@ -203,6 +205,31 @@ export class SessionRunner {
     memory.addTurn(userId, sessionId, entry);
     log.info({ steps: turn.step, outcome: outcome.kind }, "turn finished");
     return result;
+  }
+
+  /** The finished turns' messages, oldest first; never waits for a running turn when a reader is wired. */
+  async history(sessionId: string, userId = "default_user"): Promise<ChatMessage[]> {
+    assertSafeId("session_id", sessionId);
+    assertSafeId("user_id", userId);
+    const { history, store } = this.deps;
+    if (history !== undefined) return (await history.readTurns(userId, sessionId)).flatMap((entry) => entry.messages);
+    return store.withSessionLock(userId, sessionId, async () => (await store.loadHistory(userId, sessionId)).messages);
+  }
+
+  /** The call a paused turn of the session waits on (a restarted front door picks the pause up). */
+  async pausedCall(sessionId: string, userId = "default_user"): Promise<{ tool: string; args: Record<string, unknown> } | null> {
+    const checkpoint = await this.deps.store.readCheckpoint(assertSafeId("user_id", userId), assertSafeId("session_id", sessionId));
+    if (checkpoint?.status !== "paused" || checkpoint.pending === null) return null;
+    return { tool: checkpoint.pending.call.name, args: checkpoint.pending.args };
+  }
+
+  /** Drops a paused turn without running its call: nothing is added to the history. */
+  async discardPaused(sessionId: string, userId = "default_user", signal?: AbortSignal): Promise<void> {
+    const { store } = this.deps;
+    await store.withSessionLock(assertSafeId("user_id", userId), assertSafeId("session_id", sessionId), async () => {
+      const checkpoint = await store.readCheckpoint(userId, sessionId);
+      if (checkpoint?.status === "paused") await store.clearCheckpoint(userId, sessionId);
+    }, signal);
   }
 
   private resolveAgent(name: string | undefined): [string, AgentConfig] {

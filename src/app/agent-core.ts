@@ -40,6 +40,7 @@ export function createAgentCore(config: Config, logger: Logger, env: Readonly<Re
     store: store.sessions,
     memory: store.memory,
     logger,
+    history: store.sessions,
   });
   return {
     runner,

@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import type { CliDeps } from "./cli-deps.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerPlanCommand } from "./commands/plan.js";
+import { registerPodCommand } from "./commands/pod.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
+import { registerServeSocketCommand } from "./commands/serve-socket.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
 
 /** The command tree; each command lives in its own file under commands/. */
@@ -20,6 +22,8 @@ export function createProgram(deps: CliDeps): Command {
     });
   registerServeStdioCommand(program, deps);
   registerServeHttpCommand(program, deps);
+  registerServeSocketCommand(program, deps);
+  registerPodCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerPlanCommand(program, deps);
   return program;

@@ -1,10 +1,11 @@
 import type { Logger } from "../logging/create-logger.js";
 import { FileSessionStore } from "./file-session-store.js";
 import { MinisearchMemoryIndex } from "./memory-index.js";
-import type { MemoryIndex, SessionStore } from "./store-types.js";
+import type { HistoryReader, MemoryIndex, SessionStore } from "./store-types.js";
 
 export interface Store {
-  sessions: SessionStore;
+  /** The sessions, and lock-free reads of their finished turns. */
+  sessions: SessionStore & HistoryReader;
   memory: MemoryIndex;
 }
 

@@ -1,0 +1,121 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Command } from "commander";
+import { installProcessGuards } from "../../app/process-guards.js";
+import { createRuntime } from "../../app/runtime.js";
+import { shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { applyMcpConfig } from "../../config/apply-mcp-config.js";
+import { formatProblem } from "../../config/config-problem.js";
+import { loadConfig } from "../../config/load-config.js";
+import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import type { ClientLimits } from "../../pod/pod-client-connection.js";
+import { PodServer } from "../../pod/pod-server.js";
+import { SocketInUseError } from "../../pod/pod-socket-file.js";
+import { resolvePodSession } from "../../pod/pod-state-file.js";
+import { readPackageInfo } from "../../shared/version.js";
+import type { CliDeps } from "../cli-deps.js";
+
+interface ServeSocketOptions {
+  config?: string;
+  mcpConfig?: string;
+  socket?: string;
+  session?: string;
+  name?: string;
+}
+
+/** Per-client defaults (docs/protocol-pod.md "Limits"); tests shorten them through the environment. */
+const QUEUE_LINES = 4096;
+const MAX_QUEUE_BYTES = 32 * 1024 * 1024;
+const STALL_MS = 30_000;
+
+/**
+ * `local-ai serve-socket`: one pod (one session) on a Unix socket, Pod protocol (seed 004).
+ * Needs a valid config and starts eagerly; startup failures are one line on stderr and exit 1.
+ */
+export function registerServeSocketCommand(program: Command, deps: CliDeps): void {
+  program
+    .command("serve-socket")
+    .description("Serve one session as a pod on a Unix socket (Pod protocol; `local-ai pod` is its client)")
+    .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
+    .option("--socket <path>", "socket path (default: <data_dir>/pod.sock)")
+    .option("--session <id>", "session to serve (default: the one this pod served last, else a new one)")
+    .option("--name <name>", "pod name (default: the first agent's name)")
+    .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
+    .action(async (_options: ServeSocketOptions, command: Command) => {
+      const options = command.optsWithGlobals<ServeSocketOptions>();
+      const fail = (message: string): void => {
+        deps.stderr.write(`local-ai serve-socket: ${message}\n`);
+        deps.setExitCode(1);
+      };
+      const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
+      if (configState.status === "missing") return fail(`no config file at ${configState.path} (pass --config F or set LOCAL_AI_CONFIG; see config.example.yaml)`);
+      if (configState.status === "invalid") {
+        return fail(`invalid config ${configState.path}:\n${configState.problems.map((p) => `  ${formatProblem(configState.path, p)}`).join("\n")}`);
+      }
+      const { config } = configState;
+      const firstAgent = Object.keys(config.agents)[0];
+      if (firstAgent === undefined) return fail(`no agent is configured under agents in ${configState.path}`);
+      const podName = options.name ?? firstAgent;
+      const socketPath = path.resolve(deps.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
+      let sessionId: string;
+      try {
+        await mkdir(path.dirname(socketPath), { recursive: true });
+        ({ sessionId } = await resolvePodSession(config.app.data_dir, podName, options.session));
+      } catch (error) {
+        return fail((error as Error).message);
+      }
+
+      const logger = createLogger({ level: config.app.log_level, env: deps.env });
+      const exitNow = (code: number): void => {
+        void flushLogger(logger, 500).then(() => process.exit(code));
+      };
+      const disposeGuards = installProcessGuards(logger, exitNow);
+      const signals = shutdownOnSignals(logger, exitNow);
+      const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
+      const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), limits: clientLimits(deps.env, config.stdio.max_line_bytes), logger });
+      try {
+        await server.listen();
+        await server.restore();
+      } catch (error) {
+        signals.dispose();
+        disposeGuards();
+        await runtime.close();
+        await flushLogger(logger);
+        if (!(error instanceof SocketInUseError)) logger.error({ err: error }, "serve-socket could not start");
+        return fail((error as Error).message);
+      }
+      logger.info({ socket: socketPath, session_id: sessionId, pod_name: podName, version: runtime.info.version }, "serve-socket listening");
+
+      // Eager warm-up; a run that arrives meanwhile waits for the same warm-up in the SessionRunner.
+      const startedAt = Date.now();
+      void runtime.warmUpAll(signals.signal).then(
+        () => logger.info({ ms: Date.now() - startedAt }, "warm-up done; ready"),
+        (error: unknown) => {
+          if (!signals.signal.aborted) logger.error({ err: error }, "warm-up failed; each run retries it");
+        },
+      );
+
+      await new Promise<void>((resolve) => signals.signal.addEventListener("abort", () => resolve(), { once: true }));
+      logger.info({ grace_ms: config.stdio.shutdown_grace_ms }, "serve-socket stopping: no new clients; the running turn gets the grace period");
+      await server.close(config.stdio.shutdown_grace_ms, config.stdio.flush_timeout_ms);
+      await runtime.close();
+      logger.info("serve-socket stopped");
+      signals.dispose();
+      disposeGuards();
+      await flushLogger(logger);
+      process.exit(0);
+    });
+}
+
+function clientLimits(env: Readonly<Record<string, string | undefined>>, maxLineBytes: number): ClientLimits {
+  const positive = (name: string, fallback: number): number => {
+    const value = Number(env[name]);
+    return Number.isInteger(value) && value > 0 ? value : fallback;
+  };
+  return {
+    queueLines: positive("LOCAL_AI_POD_QUEUE_LINES", QUEUE_LINES),
+    maxQueueBytes: positive("LOCAL_AI_POD_MAX_QUEUE_BYTES", MAX_QUEUE_BYTES),
+    stallMs: positive("LOCAL_AI_POD_STALL_MS", STALL_MS),
+    maxLineBytes,
+  };
+}

@@ -1,0 +1,127 @@
+import { createServer, type Server, type Socket } from "node:net";
+import type { Logger } from "pino";
+import type { SessionRunner } from "../agent/session-runner.js";
+import { PodClientConnection, type ClientLimits } from "./pod-client-connection.js";
+import { encodePodEvent, isDroppable, type PodEvent } from "./pod-event-types.js";
+import type { PodLine } from "./pod-line-splitter.js";
+import { parsePodRequest } from "./pod-request.js";
+import { PodSession } from "./pod-session.js";
+import { claimSocketPath, listenOnSocket, removeSocketFile } from "./pod-socket-file.js";
+
+export interface PodServerOptions {
+  socketPath: string;
+  sessionId: string;
+  podName: string;
+  runner: () => SessionRunner;
+  limits: ClientLimits;
+  logger: Logger;
+}
+
+/**
+ * The Pod protocol on a Unix socket: every connection is a listener that gets every event from
+ * the moment it connects; methods from any client drive one PodSession. Replies that concern
+ * one client (status, history, refusals, bad lines) go to that client only.
+ */
+export class PodServer {
+  private readonly clients = new Set<PodClientConnection>();
+  private readonly server: Server;
+  private readonly session: PodSession;
+  private nextClientId = 1;
+  private socketIno: number | null = null;
+
+  constructor(private readonly options: PodServerOptions) {
+    this.session = new PodSession({
+      runner: options.runner,
+      sessionId: options.sessionId,
+      podName: options.podName,
+      broadcast: (event) => this.broadcast(event),
+      logger: options.logger,
+    });
+    this.server = createServer((socket) => this.accept(socket));
+  }
+
+  /** Claims the socket path (stale file replaced, live one refused: SocketInUseError) and listens. */
+  async listen(): Promise<void> {
+    await claimSocketPath(this.options.socketPath);
+    this.socketIno = (await listenOnSocket(this.server, this.options.socketPath)).ino;
+  }
+
+  /** Picks up a turn a previous pod left paused on this session. */
+  restore(): Promise<void> {
+    return this.session.restore();
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  /** No new clients; the running turn gets `graceMs`; clients are flushed (bounded) and closed; the socket file goes. */
+  async close(graceMs: number, flushMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.session.stop(graceMs);
+    await Promise.all([...this.clients].map((client) => client.close(flushMs)));
+    await closed;
+    if (this.socketIno !== null) await removeSocketFile(this.options.socketPath, this.socketIno);
+  }
+
+  private accept(socket: Socket): void {
+    const id = this.nextClientId++;
+    const client: PodClientConnection = new PodClientConnection(
+      id,
+      socket,
+      this.options.limits,
+      this.options.logger,
+      (line) => this.onLine(client, line),
+      () => {
+        this.clients.delete(client);
+        this.options.logger.debug({ client: id, clients: this.clients.size }, "client disconnected");
+      },
+    );
+    this.clients.add(client);
+    this.options.logger.debug({ client: id, clients: this.clients.size }, "client connected");
+  }
+
+  private onLine(client: PodClientConnection, line: PodLine): void {
+    if (line.kind === "overflow") {
+      this.reply(client, { event: "error", data: { code: "internal", message: `invalid request: line of ${line.bytes} bytes is longer than ${this.options.limits.maxLineBytes}; discarded` } });
+      return;
+    }
+    const parsed = parsePodRequest(line.text);
+    if (!parsed.ok) {
+      this.reply(client, { event: "error", data: { code: "internal", message: parsed.message } });
+      return;
+    }
+    const { request } = parsed;
+    switch (request.method) {
+      case "run":
+        this.reply(client, this.session.run(request.input));
+        return;
+      case "resume":
+        this.reply(client, this.session.resume());
+        return;
+      case "cancel":
+        this.reply(client, this.session.cancel());
+        return;
+      case "get_status":
+        this.reply(client, this.session.status());
+        return;
+      case "get_history":
+        void this.session.history().then((event) => this.reply(client, event));
+        return;
+      default: {
+        const unreachable: never = request;
+        throw new Error(`unhandled pod method ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private reply(client: PodClientConnection, event: PodEvent | null): void {
+    if (event !== null) client.send(encodePodEvent(event), false);
+  }
+
+  private broadcast(event: PodEvent): void {
+    const line = encodePodEvent(event);
+    const droppable = isDroppable(event);
+    for (const client of this.clients) client.send(line, droppable);
+  }
+}
