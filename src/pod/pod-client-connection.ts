@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
-import { PodLineSplitter, type PodLine } from "./pod-line-splitter.js";
+import { LineSplitter, type LineItem as PodLine } from "../shared/line-splitter.js";
 
 const FLUSH_AT_LINES = 256;
 
@@ -31,7 +31,7 @@ export class PodClientConnection {
   private writing = false;
   private stallTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  private readonly splitter: PodLineSplitter;
+  private readonly splitter: LineSplitter;
   private readonly log: Logger;
 
   constructor(
@@ -43,7 +43,7 @@ export class PodClientConnection {
     onClose: () => void,
   ) {
     this.log = logger.child({ client: id });
-    this.splitter = new PodLineSplitter(limits.maxLineBytes);
+    this.splitter = new LineSplitter(limits.maxLineBytes);
     socket.on("data", (chunk: Buffer) => {
       for (const line of this.splitter.push(chunk)) onLine(line);
     });

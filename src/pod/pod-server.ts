@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { SessionRunner } from "../agent/session-runner.js";
 import { PodClientConnection, type ClientLimits } from "./pod-client-connection.js";
 import { encodePodEvent, isDroppable, type PodEvent } from "./pod-event-types.js";
-import type { PodLine } from "./pod-line-splitter.js";
+import type { LineItem as PodLine } from "../shared/line-splitter.js";
 import { parsePodRequest } from "./pod-request.js";
 import { PodSession } from "./pod-session.js";
 import { claimSocketPath, listenOnSocket, removeSocketFile } from "./pod-socket-file.js";

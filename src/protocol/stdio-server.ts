@@ -5,7 +5,7 @@ import { RuntimeError, toRuntimeError } from "../shared/runtime-error.js";
 import type { InboundCall, StdioDialect } from "./dialect.js";
 import { dispatch } from "./dispatcher.js";
 import { InFlightRequests } from "./in-flight.js";
-import { readLines, type LineItem } from "./line-reader.js";
+import { readLines, type LineItem } from "../shared/line-splitter.js";
 import type { RequestId } from "./messages.js";
 import type { MethodTable } from "./method.js";
 import { OutboundWriter } from "./outbound-writer.js";

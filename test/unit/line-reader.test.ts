@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
-import { LineSplitter, readLines, type LineItem } from "../../src/protocol/line-reader.js";
+import { LineSplitter, readLines, type LineItem } from "../../src/shared/line-splitter.js";
 
 function split(chunks: Array<string | Buffer>, max = 64): LineItem[] {
   const splitter = new LineSplitter(max);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { PodEventMapper, podErrorFor } from "../../src/pod/pod-events.js";
-import { PodLineSplitter } from "../../src/pod/pod-line-splitter.js";
+import { LineSplitter } from "../../src/shared/line-splitter.js";
 import { parsePodRequest } from "../../src/pod/pod-request.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 
@@ -75,7 +75,7 @@ describe("pod requests and lines", () => {
   });
 
   it("splits capped lines across chunks, keeps split UTF-8, reports an over-long line once", () => {
-    const splitter = new PodLineSplitter(8);
+    const splitter = new LineSplitter(8);
     const euro = Buffer.from("€");
     assert.deepEqual(splitter.push(Buffer.concat([Buffer.from("a"), euro.subarray(0, 1)])), []);
     assert.deepEqual(splitter.push(Buffer.concat([euro.subarray(1), Buffer.from("\r\n\n0123456789")])), [{ kind: "line", text: "a€" }]);

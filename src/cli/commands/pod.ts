@@ -3,7 +3,7 @@ import { connect, type Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
-import { PodLineSplitter } from "../../pod/pod-line-splitter.js";
+import { LineSplitter } from "../../shared/line-splitter.js";
 import type { CliDeps } from "../cli-deps.js";
 import { PodEventPrinter, type WirePodEvent } from "../pod-event-printer.js";
 
@@ -55,7 +55,7 @@ async function defaultSocket(configFlag: string | undefined, deps: CliDeps): Pro
 
 function session(socket: Socket, runText: string | undefined, deps: CliDeps): Promise<number> {
   const printer = new PodEventPrinter(deps.stdout);
-  const splitter = new PodLineSplitter(MAX_EVENT_LINE_BYTES);
+  const splitter = new LineSplitter(MAX_EVENT_LINE_BYTES);
   const send = (method: string, params?: Record<string, unknown>): void => {
     socket.write(`${JSON.stringify(params === undefined ? { method } : { method, params })}\n`);
   };

@@ -8,6 +8,7 @@ export type LineItem =
 const NEWLINE = 0x0a;
 
 /**
+ * Shared by every line-based front door (stdio v1 and JSON-RPC, the Pod socket).
  * Splits a byte stream into lines of at most `maxLineBytes` (excluding the newline). Bytes are
  * kept as Buffers until a newline so a multi-byte UTF-8 character split across chunks survives.
  * CRLF is tolerated; blank lines are skipped.
