@@ -1,10 +1,10 @@
-import type { ChatMessage } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { EmitEvent, LoopAbortReason } from "./events.js";
-import { runModelStep } from "./model-step.js";
+import { runModelStep, type StepOptions } from "./model-step.js";
 import { settleToolCalls } from "./tool-step.js";
 import { unansweredCalls, type TurnState } from "./turn-state.js";
 
@@ -19,6 +19,15 @@ export interface AgentLoopInput {
   temperature: number;
   maxTokens: number;
   seed: number | null;
+  /** Per-request engine controls (OpenAI sampling fields, response_format, tool_choice). */
+  stepOptions?: StepOptions;
+  /**
+   * Tools the caller defines and runs itself (OpenAI function calling): the model is offered
+   * these instead of the agent's, and a step that calls them ends the loop with the calls.
+   */
+  clientTools?: ToolSpec[];
+  /** tool_choice "none": the model is offered no tools at all. */
+  noTools?: boolean;
   maxSteps: number;
   maxParseErrors: number;
   maxToolOutputBytes: number;
@@ -31,7 +40,8 @@ export interface AgentLoopInput {
 }
 
 export type LoopOutcome =
-  | { kind: "final"; response: string; step: number }
+  | { kind: "final"; response: string; step: number; finishReason: "stop" | "length" }
+  | { kind: "client_tool_calls"; response: string; calls: ToolCall[]; step: number }
   | { kind: "aborted"; reason: LoopAbortReason; response: string; step: number }
   | { kind: "paused"; pending: PendingToolCall; step: number };
 
@@ -43,7 +53,8 @@ export type LoopOutcome =
 export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> {
   const { turn, emit } = input;
   const descriptors = new Map(input.descriptors.map((descriptor) => [descriptor.name, descriptor]));
-  const specs = input.descriptors.map((d) => ({ name: d.name, ...(d.description === undefined ? {} : { description: d.description }), parameters: d.inputSchema }));
+  const agentSpecs = input.descriptors.map((d) => ({ name: d.name, ...(d.description === undefined ? {} : { description: d.description }), parameters: d.inputSchema }));
+  const specs = input.noTools === true ? [] : (input.clientTools ?? agentSpecs);
   const save = (): Promise<void> => input.saveCheckpoint("running", null);
   let lastText = "";
 
@@ -91,6 +102,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       temperature: input.temperature,
       maxTokens: input.maxTokens,
       seed: input.seed,
+      ...(input.stepOptions === undefined ? {} : { options: input.stepOptions }),
       step,
       signal: input.signal,
       emit,
@@ -101,14 +113,16 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       turn.messages.push({ role: "assistant", content: output.text });
       turn.step = step + 1;
       emit({ event: "final", step, response: output.text });
-      return { kind: "final", response: output.text, step };
+      return { kind: "final", response: output.text, step, finishReason: output.finishReason === "length" ? "length" : "stop" };
     }
-    turn.messages.push({
-      role: "assistant",
-      content: output.text,
-      tool_calls: output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
-    });
+    const calls = output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
+    turn.messages.push({ role: "assistant", content: output.text, tool_calls: calls });
     turn.step = step + 1;
+    // The caller's own tools: it runs them and sends the results in its next request.
+    if (input.clientTools !== undefined) {
+      emit({ event: "final", step, response: output.text });
+      return { kind: "client_tool_calls", response: output.text, calls, step };
+    }
     // Saved before any tool runs: a crash now resumes with these calls, not a new model step.
     await save();
     const outcome = await settle(step, output.calls);

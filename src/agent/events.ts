@@ -8,7 +8,8 @@ export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "approval_requi
 export type LoopAbortReason = "max_steps" | "parse_errors";
 
 export type AgentEvent =
-  | { event: "run_start"; user_input: string; trace_id: string; session_id: string; agent: string }
+  /** `session_id` is null for a turn kept by the client (nothing stored; HTTP without a session). */
+  | { event: "run_start"; user_input: string; trace_id: string; session_id: string | null; agent: string }
   | { event: "memory_start"; snippets: number }
   | { event: "llm_start"; step: number }
   | { event: "llm_chunk"; step: number; delta: string }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage, FinishReason, GenerateRequest, ToolCall, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import type { EmitEvent } from "./events.js";
 import { extractTextToolCalls, type TextToolCall } from "./text-tool-calls.js";
@@ -11,15 +11,22 @@ export interface ModelStepInput {
   temperature: number;
   maxTokens: number;
   seed: number | null;
+  /** Per-request controls (stop, penalties, response_format, tool_choice...) passed to the engine. */
+  options?: StepOptions;
   step: number;
   signal: AbortSignal;
   emit: EmitEvent;
 }
 
+/** The engine controls a step may carry beyond temperature, max tokens and seed. */
+export type StepOptions = Pick<GenerateRequest, "topP" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls">;
+
 export interface ModelStepOutput {
   /** Answer text without reasoning and without text-format tool call blocks. */
   text: string;
   calls: Array<ToolCall & { error?: string }>;
+  /** Why the engine stopped (`length` when max_tokens cut the answer). */
+  finishReason: FinishReason;
 }
 
 /**
@@ -45,8 +52,10 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     temperature: input.temperature,
     maxTokens: input.maxTokens,
     seed: input.seed,
+    ...definedOnly(input.options ?? {}),
     signal: input.signal,
   });
+  let finishReason: FinishReason = "stop";
   for await (const chunk of stream) {
     switch (chunk.type) {
       case "text":
@@ -61,9 +70,11 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
       case "usage":
         emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens });
         break;
+      case "end":
+        finishReason = chunk.finishReason;
+        break;
       case "tool_call_start":
       case "tool_call_delta":
-      case "end":
         break;
       default: {
         const unreachable: never = chunk;
@@ -72,7 +83,12 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     }
   }
   onText(splitter.flush());
-  if (native.length > 0) return { text, calls: native };
+  if (native.length > 0) return { text, calls: native, finishReason };
   const fallback = extractTextToolCalls(text);
-  return { text: fallback.rest, calls: fallback.calls.map((call: TextToolCall) => call) };
+  return { text: fallback.rest, calls: fallback.calls.map((call: TextToolCall) => call), finishReason };
+}
+
+/** Drops undefined values, so the engine request has only the keys that were given (exactOptionalPropertyTypes). */
+function definedOnly<T extends object>(options: T): T {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as T;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, ContentPart } from "../engine/chat-types.js";
+import type { ChatMessage, ContentPart, SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
@@ -12,6 +12,8 @@ import type { EmitEvent } from "./events.js";
 import { buildContext, systemMessage } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
+import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
+import { assertEngineAccepts, resolveSampling, samplingWarnings } from "./turn-settings.js";
 
 export interface TurnRequest {
   user_id?: string | undefined;
@@ -20,6 +22,8 @@ export interface TurnRequest {
   input?: string | ContentPart[] | undefined;
   resume?: boolean | undefined;
   approve_execution?: boolean | undefined;
+  /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
+  overrides?: SamplingOverrides | undefined;
 }
 
 export interface TurnResult {
@@ -72,6 +76,27 @@ export class SessionRunner {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
     await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
+  }
+
+  /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
+  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+    if (request.agent !== undefined) assertSafeId("agent", request.agent);
+    const [agentName, agent] = this.resolveAgent(request.agent);
+    const engine = this.deps.engineFor(agent.model);
+    return runStatelessTurn(
+      {
+        config: this.deps.config,
+        agent,
+        engine,
+        tools: this.deps.tools,
+        logger: this.deps.logger,
+        warmUp: async (signal) => {
+          await Promise.all([engine.warmUp({ signal }), this.deps.tools.start(signal)]);
+        },
+      },
+      { ...request, agent: agentName },
+      options,
+    );
   }
 
   async runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
@@ -150,6 +175,9 @@ export class SessionRunner {
     const model = config.llama.models[agent.model];
     if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
     const engine = this.deps.engineFor(agent.model);
+    if (request.resume !== true) assertEngineAccepts(engine, turn.messages);
+    const sampling = resolveSampling(agent, request.overrides);
+    warnings.push(...samplingWarnings(engine, request.overrides));
 
     options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
     const [history] = await Promise.all([
@@ -166,7 +194,7 @@ export class SessionRunner {
       history: history.messages,
       turn: turn.messages,
       ctxSize: model.ctx_size,
-      maxTokens: agent.max_tokens,
+      maxTokens: sampling.maxTokens,
     });
     if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest history messages to fit the context window (ctx_size ${model.ctx_size})`);
 
@@ -176,9 +204,11 @@ export class SessionRunner {
       descriptors: this.deps.tools.list(agent.tools),
       context,
       turn,
-      temperature: agent.temperature,
-      maxTokens: agent.max_tokens,
-      seed: agent.seed,
+      temperature: sampling.temperature,
+      maxTokens: sampling.maxTokens,
+      seed: sampling.seed,
+      stepOptions: sampling.stepOptions,
+      noTools: sampling.noTools,
       maxSteps: config.app.max_steps,
       maxParseErrors: config.app.max_parse_errors,
       maxToolOutputBytes: config.app.max_tool_output_bytes,

@@ -37,6 +37,26 @@ export type EngineChunk =
   | { type: "usage"; inputTokens: number; outputTokens: number }
   | { type: "end"; finishReason: FinishReason };
 
+/** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+/** OpenAI `tool_choice`: whether (and which) tool the model must call. */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/** Per-request sampling and output controls (OpenAI fields) that override the agent's config. */
+export interface SamplingOverrides {
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: string[];
+  seed?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  responseFormat?: ResponseFormat;
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+}
+
 export interface GenerateRequest {
   messages: ChatMessage[];
   tools?: ToolSpec[];
@@ -45,6 +65,14 @@ export interface GenerateRequest {
   maxTokens: number;
   seed?: number | null;
   topP?: number;
+  /** Generation stops before any of these strings (they are not part of the output). */
+  stop?: string[];
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  responseFormat?: ResponseFormat;
+  /** Only with `tools`; "none" is applied by not offering tools at all. */
+  toolChoice?: Exclude<ToolChoice, "none">;
+  parallelToolCalls?: boolean;
   /** Aborting stops generation at once; the stream then throws a `cancelled` RuntimeError. */
   signal?: AbortSignal;
 }

@@ -36,8 +36,17 @@ export interface WarmUpOptions {
  *   iterator throws RuntimeError("cancelled"); no work keeps running after.
  * - errors are RuntimeError with a typed code (model_missing, engine_unavailable, ...).
  */
+/** What an engine can take and enforce; front doors refuse or warn about the rest. */
+export interface EngineCapabilities {
+  /** Image parts in user messages. */
+  images: boolean;
+  /** tool_choice "required" / a named function is enforced, not only offered. */
+  requiredToolChoice: boolean;
+}
+
 export interface Engine {
   readonly kind: EngineKind;
+  readonly capabilities: EngineCapabilities;
   /** The config name of the model (`llama.models.<name>`). */
   readonly modelName: string;
   warmUp(options?: WarmUpOptions): Promise<void>;

@@ -1,12 +1,16 @@
 import type { Logger } from "pino";
 import type { EmitEvent } from "../agent/events.js";
 import type { TurnRequest, TurnResult } from "../agent/session-runner.js";
+import type { StatelessTurnRequest, StatelessTurnResult } from "../agent/stateless-turn.js";
 import type { EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
-/** The one method the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
+/** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
+  /** Session mode: history from the store. */
   runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult>;
+  /** Client-kept history: the request's messages are the whole context; nothing is stored. */
+  runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult>;
 }
 
 /** What the runtime knows about readiness; the HTTP layer turns it into the /health body. */

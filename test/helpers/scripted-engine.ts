@@ -11,6 +11,7 @@ export type ScriptStep = EngineChunk[] | ((messages: ChatMessage[]) => EngineChu
  */
 export class ScriptedEngine implements Engine {
   readonly kind = "embedded";
+  readonly capabilities = { images: false, requiredToolChoice: false };
   readonly requests: GenerateRequest[] = [];
   warmUps = 0;
   private next = 0;

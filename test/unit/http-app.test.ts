@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
 import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
+import type { StatelessTurnRequest, StatelessTurnResult } from "../../src/agent/stateless-turn.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { HttpDeps, HttpSettings, RuntimeHealth, TurnRunner } from "../../src/http/http-deps.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
@@ -10,12 +11,20 @@ import { captureLogger } from "../helpers/capture-logger.js";
 /** A scripted SessionRunner: emits the given events, then returns (or throws). */
 class ScriptedRunner implements TurnRunner {
   requests: TurnRequest[] = [];
+  stateless: StatelessTurnRequest[] = [];
   signals: AbortSignal[] = [];
   constructor(private readonly script: (request: TurnRequest, emit: EmitEvent, signal: AbortSignal) => Promise<TurnResult>) {}
   runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
     this.requests.push(request);
     this.signals.push(options.signal);
     return this.script(request, options.emit, options.signal);
+  }
+  /** The same script for a client-kept conversation (the session id it sees is absent). */
+  async runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+    this.stateless.push(request);
+    this.signals.push(options.signal);
+    const { response, trace_id, warnings } = await this.script({ agent: request.agent }, options.emit, options.signal);
+    return { response, trace_id, warnings, finish_reason: "stop" };
   }
 }
 
@@ -71,7 +80,7 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.deepEqual(body.choices, [{ index: 0, message: { role: "assistant", content: "Hello", refusal: null }, logprobs: null, finish_reason: "stop" }]);
     assert.deepEqual(body.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
     assert.deepEqual(body.local_ai, { session_id: "s1", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
-    assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined });
+    assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined, overrides: {} });
   });
 
   it("default stream: role chunk, content chunks, final chunk, usage chunk, [DONE]; nothing else", async () => {
@@ -126,7 +135,12 @@ describe("HTTP app (app.request, scripted runner)", () => {
       ["/v1/chat/completions", post({ model: "assistant" }), 400, "invalid_request", "messages"],
       ["/v1/chat/completions", post({ model: "assistant", messages: [{ role: "user", content: [{ type: "audio" }] }] }), 400, "invalid_request", "messages.0.content"],
       ["/v1/chat/completions", post(chat({ session_id: "../etc" })), 400, "invalid_request", "session_id"],
-      ["/v1/chat/completions", post(chat({ user: "a/b" })), 400, "invalid_request", "user_id"],
+      ["/v1/chat/completions", post(chat({ n: 2 })), 400, "invalid_request", "n"],
+      ["/v1/chat/completions", post(chat({ logprobs: true })), 400, "invalid_request", "logprobs"],
+      ["/v1/chat/completions", post(chat({ temperature: 3 })), 400, "invalid_request", "temperature"],
+      ["/v1/chat/completions", post(chat({ tools: [{ type: "function", function: { name: "f" } }], tool_choice: { type: "function", function: { name: "g" } } })), 400, "invalid_request", "tool_choice"],
+      ["/v1/chat/completions", post(chat({ session_id: "s", tools: [{ type: "function", function: { name: "f" } }] })), 400, "invalid_request", "tools"],
+      ["/v1/chat/completions", post(chat({ resume: true })), 400, "invalid_request", "resume"],
       ["/v1/chat/completions", post(chat({ model: "nope" })), 404, "model_not_found", "model"],
       ["/v1/nothing", { headers: HOST }, 404, "not_found", null],
       ["/v1/chat/completions", post(chat({ pad: "x".repeat(2000) })), 413, "payload_too_large", null],
@@ -233,11 +247,11 @@ describe("HTTP app (app.request, scripted runner)", () => {
     const preflight = await app.request("/v1/chat/completions", { method: "OPTIONS", headers: { ...HOST, Origin: "http://evil.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type" } });
     assert.equal(preflight.status, 403);
     assert.equal(preflight.headers.get("access-control-allow-origin"), null);
-    assert.equal(runner.requests.length, 0, "no refused request reached the agent");
+    assert.equal(runner.requests.length + runner.stateless.length, 0, "no refused request reached the agent");
     const allowed = await app.request("/v1/chat/completions", post(chat(), { Origin: "http://a.example", "Content-Type": "application/json; charset=utf-8" }));
     assert.equal(allowed.status, 200);
     assert.equal(allowed.headers.get("access-control-allow-origin"), "http://a.example");
-    assert.equal(runner.requests.length, 1);
+    assert.equal(runner.stateless.length, 1);
     // Clients outside a browser send no Origin and are served as before; /health stays open.
     assert.equal((await makeApp(helloRunner()).request("/v1/chat/completions", post(chat()))).status, 200);
     assert.equal((await app.request("/health", { headers: { ...HOST, Origin: "http://evil.example" } })).status, 200);

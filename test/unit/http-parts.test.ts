@@ -27,12 +27,14 @@ const ALL_EVENTS: AgentEvent[] = [
 ];
 
 describe("HTTP parts", () => {
-  it("framesFor: default mode sends only role and content chunks; events mode names every event", () => {
+  it("framesFor: default mode sends only role, content and reasoning chunks; events mode names every event", () => {
     const identity = { id: "x", created: 1, model: "a" };
     const plain = { identity, events: false, usage: new UsageTally() };
     const framesPlain = ALL_EVENTS.flatMap((e) => framesFor(e, plain));
-    assert.equal(framesPlain.length, 2);
+    assert.equal(framesPlain.length, 3);
     assert.ok(framesPlain.every((f) => f.startsWith("data: {")));
+    const reasoning = framesPlain.map((f) => JSON.parse(f.slice(6)) as { choices: Array<{ delta: Record<string, unknown> }> }).filter((c) => "reasoning_content" in (c.choices[0]?.delta ?? {}));
+    assert.equal(reasoning.length, ALL_EVENTS.filter((e) => e.event === "thinking_chunk").length, "thinking goes to delta.reasoning_content, never content");
     assert.equal(identity.id, "chatcmpl-t");
     assert.deepEqual(plain.usage.toJSON(), { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
     const events = { identity, events: true, usage: new UsageTally() };

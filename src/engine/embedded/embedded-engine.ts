@@ -9,6 +9,7 @@ import { autoThreads } from "../auto-threads.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
 import { SequencePool } from "./sequence-pool.js";
+import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
 import { toChatFunctions } from "./to-chat-functions.js";
 import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
 
@@ -31,6 +32,8 @@ interface Loaded {
 /** node-llama-cpp in process: the default engine. */
 export class EmbeddedEngine implements Engine {
   readonly kind = "embedded";
+  /** Node-llama-cpp 3 has no image input here, and it can offer functions but not force a call. */
+  readonly capabilities = { images: false, requiredToolChoice: false };
   private loading: Promise<Loaded> | null = null;
   private loaded: Loaded | null = null;
   private lastError: string | null = null;
@@ -162,10 +165,12 @@ export class EmbeddedEngine implements Engine {
     emit: (chunk: EngineChunk) => void,
   ): Promise<EngineChunk[]> {
     const { LlamaChat } = await import("node-llama-cpp");
+    // response_format: a grammar from the schema (node-llama-cpp cannot combine it with functions).
+    const grammar = await grammarFor(request, () => this.deps.llama.get().then(({ llama }) => llama));
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
     const outputBefore = sequence.tokenMeter.getState().usedOutputTokens;
     const started = new Map<number, { id: string; name: string; text: string }>();
-    const tools = request.tools ?? [];
+    const tools = grammar === null ? offeredTools(request) : [];
     try {
       const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
         signal,
@@ -173,7 +178,8 @@ export class EmbeddedEngine implements Engine {
         temperature: request.temperature,
         ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
         ...(request.topP === undefined ? {} : { topP: request.topP }),
-        repeatPenalty: false,
+        ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
+        repeatPenalty: repeatPenaltyOf(request),
         onResponseChunk: (chunk) => {
           if (chunk.text === "") return;
           if (chunk.type === "segment") {
@@ -185,6 +191,7 @@ export class EmbeddedEngine implements Engine {
         ...(tools.length > 0
           ? {
               functions: toChatFunctions(tools),
+              ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
               onFunctionCallParamsChunk: (chunk) => {
                 let call = started.get(chunk.callIndex);
                 if (!call) {
@@ -198,7 +205,7 @@ export class EmbeddedEngine implements Engine {
                 }
               },
             }
-          : {}),
+          : grammar === null ? {} : { grammar }),
       });
       const calls: ToolCall[] = (response.functionCalls ?? []).map((functionCall, index) => {
         const streamed = started.get(index);

@@ -22,7 +22,7 @@ export function toChatFunctions(tools: readonly ToolSpec[]): ChatModelFunctions 
 /** JSON Schema keywords node-llama-cpp's grammar builder does not use; dropping them avoids surprises. */
 const UNSUPPORTED = new Set(["$schema", "$id", "additionalProperties", "default", "examples", "title"]);
 
-function stripUnsupported(schema: unknown): unknown {
+export function stripUnsupported(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripUnsupported);
   if (schema === null || typeof schema !== "object") return schema;
   const out: Record<string, unknown> = {};

@@ -37,6 +37,8 @@ const CRASH_CONFIRM_MS = 500;
 
 export class LlamaServerEngine implements Engine {
   readonly kind = "llama-server";
+  /** No multimodal projector is passed; tool_choice goes to llama-server as is. */
+  readonly capabilities = { images: false, requiredToolChoice: true };
   private readonly log: Logger;
   private readonly supervisor: ServerSupervisor;
   private readonly clients = new WeakMap<LaunchedServer, OpenAI>();

@@ -37,6 +37,8 @@ function isServerLevel(err: unknown): err is RuntimeError {
 
 export class OpenAiEngine implements Engine {
   readonly kind = "openai" as const;
+  /** The upstream decides: parts and tool_choice pass through. */
+  readonly capabilities = { images: true, requiredToolChoice: true };
   readonly modelName: string;
   private readonly client: OpenAI;
   /** The id sent to the server: `model:` from the config, else the config name. */

@@ -66,8 +66,23 @@ export function buildChatBody(
     temperature: request.temperature,
     max_tokens: request.maxTokens,
   };
-  if (tools.length > 0) body.tools = toOpenAiTools(tools);
+  if (tools.length > 0) {
+    body.tools = toOpenAiTools(tools);
+    if (request.toolChoice !== undefined) {
+      body.tool_choice = typeof request.toolChoice === "string" ? request.toolChoice : { type: "function", function: { name: request.toolChoice.name } };
+    }
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
   if (request.seed !== undefined && request.seed !== null) body.seed = request.seed;
   if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.stop !== undefined && request.stop.length > 0) body.stop = request.stop;
+  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
+  const format = request.responseFormat;
+  if (format !== undefined && format.type !== "text") {
+    body.response_format = format.type === "json_object"
+      ? { type: "json_object" }
+      : { type: "json_schema", json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };
+  }
   return body;
 }

@@ -30,11 +30,13 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
       return [...named, dataFrame(chunkObject(ctx.identity, { content: event.delta }))];
+    case "thinking_chunk":
+      // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
+      return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
     case "usage":
       ctx.usage.add(event.input_tokens, event.output_tokens);
       return named;
-    // Reasoning, tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
-    case "thinking_chunk":
+    // Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
     case "memory_start":
     case "llm_start":
     case "llm_done":

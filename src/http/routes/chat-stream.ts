@@ -1,14 +1,12 @@
 import type { Logger } from "pino";
-import type { TurnRequest, TurnResult } from "../../agent/session-runner.js";
-import { completionObject, chunkObject, FINISH_REASON, usageChunk, UsageTally, type CompletionIdentity } from "../openai/completion.js";
+import { completionObject, chunkObject, toolCallChunks, usageChunk, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
 import { toOpenAiError } from "../openai/errors.js";
 import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
 import { FrameStream } from "../sse/frame-stream.js";
-import type { TurnRunner } from "../http-deps.js";
+import type { StartTurn } from "./chat-completions.js";
 
 export interface StreamTurnOptions {
-  runner: TurnRunner;
-  request: TurnRequest;
+  start: StartTurn;
   identity: CompletionIdentity;
   events: boolean;
   includeUsage: boolean;
@@ -48,14 +46,14 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
   });
   let markStarted: () => void = () => undefined;
   const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
-  const turn = options.runner.runTurn(options.request, {
+  const turn = options.start({
     signal: controller.signal,
     emit: (event) => {
       for (const frame of framesFor(event, ctx)) frames.push(frame);
       if (event.event === "run_start") markStarted();
     },
   });
-  let outcome: "started" | TurnResult;
+  let outcome: "started" | TurnOutcome;
   try {
     outcome = await Promise.race([started, turn]);
   } catch (error) {
@@ -80,9 +78,10 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
   return new Response(frames.body, { status: 200, headers: SSE_HEADERS });
 }
 
-function finish(frames: FrameStream, ctx: FrameContext, result: TurnResult, options: StreamTurnOptions): void {
+function finish(frames: FrameStream, ctx: FrameContext, result: TurnOutcome, options: StreamTurnOptions): void {
   const usage = ctx.usage.toJSON();
-  frames.push(dataFrame(chunkObject(ctx.identity, {}, FINISH_REASON)));
+  for (const chunk of toolCallChunks(ctx.identity, result.tool_calls ?? [])) frames.push(dataFrame(chunk));
+  frames.push(dataFrame(chunkObject(ctx.identity, {}, result.finish_reason)));
   if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, usage)));
   if (ctx.events) {
     const completion = completionObject(ctx.identity, result, usage, options.degradationTier());

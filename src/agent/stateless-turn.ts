@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { AgentConfig, Config } from "../config/schema.js";
+import type { ChatMessage, SamplingOverrides, ToolCall, ToolSpec } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import type { ToolProvider } from "../tools/tool-types.js";
+import { runAgentLoop } from "./agent-loop.js";
+import type { EmitEvent } from "./events.js";
+import { buildContext } from "./prompt.js";
+import type { TurnState } from "./turn-state.js";
+import { assertEngineAccepts, resolveSampling, samplingWarnings } from "./turn-settings.js";
+
+/** A turn whose conversation the client keeps (OpenAI clients resend it whole every time). */
+export interface StatelessTurnRequest {
+  agent: string;
+  /** The whole conversation, system messages included, in order. */
+  messages: ChatMessage[];
+  /** The client's own functions: offered instead of the agent's tools, run by the client. */
+  clientTools?: ToolSpec[];
+  overrides?: SamplingOverrides;
+  approve_execution?: boolean;
+}
+
+export interface StatelessTurnResult {
+  response: string;
+  trace_id: string;
+  warnings: string[];
+  finish_reason: "stop" | "length" | "tool_calls";
+  /** The calls of the client's tools the model made (finish_reason "tool_calls"). */
+  tool_calls?: ToolCall[];
+}
+
+export interface StatelessTurnDeps {
+  config: Config;
+  agent: AgentConfig;
+  engine: Engine;
+  tools: ToolProvider;
+  logger: Logger;
+  warmUp(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Nothing is read from or written to data_dir: no session, no history, no checkpoint, no memory
+ * (snippets of other conversations must not leak into a client's own). The agent's MCP tools
+ * still run inside the turn unless the client brings its own.
+ */
+export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+  const { agent, engine, config } = deps;
+  const model = config.llama.models[agent.model];
+  if (model === undefined) throw new RuntimeError("config_invalid", `agents.${request.agent}.model names an unknown model "${agent.model}"`);
+  const { system, history, turn: turnMessages } = splitConversation(agent.system_prompt, request.messages);
+  assertEngineAccepts(engine, request.messages);
+  const sampling = resolveSampling(agent, request.overrides);
+  const warnings = samplingWarnings(engine, request.overrides);
+  const traceId = randomBytes(8).toString("hex");
+  const userMessage = turnMessages[0];
+  const userInput = userMessage?.role === "user" ? (typeof userMessage.content === "string" ? userMessage.content : userMessage.content.map((p) => (p.type === "text" ? p.text : "")).join("\n")) : "";
+  const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
+
+  options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
+  await deps.warmUp(options.signal);
+  options.emit({ event: "memory_start", snippets: 0 });
+  const { context, droppedMessages } = buildContext({ system, history, turn: turnMessages, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens });
+  if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest messages to fit the context window (ctx_size ${model.ctx_size})`);
+
+  const turn: TurnState = { messages: turnMessages, step: 0, parseErrors: 0 };
+  const outcome = await runAgentLoop({
+    engine,
+    tools: deps.tools,
+    descriptors: request.clientTools === undefined ? deps.tools.list(agent.tools) : [],
+    context,
+    turn,
+    temperature: sampling.temperature,
+    maxTokens: sampling.maxTokens,
+    seed: sampling.seed,
+    stepOptions: sampling.stepOptions,
+    ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
+    noTools: sampling.noTools,
+    maxSteps: config.app.max_steps,
+    maxParseErrors: config.app.max_parse_errors,
+    maxToolOutputBytes: config.app.max_tool_output_bytes,
+    approveExecution: request.approve_execution === true,
+    signal: options.signal,
+    emit: options.emit,
+    saveCheckpoint: async () => undefined,
+  });
+  log.info({ steps: turn.step, outcome: outcome.kind }, "stateless turn finished");
+  switch (outcome.kind) {
+    case "final":
+      return { response: outcome.response, trace_id: traceId, warnings, finish_reason: outcome.finishReason };
+    case "client_tool_calls":
+      return { response: outcome.response, trace_id: traceId, warnings, finish_reason: "tool_calls", tool_calls: outcome.calls };
+    case "aborted":
+      return { response: outcome.response, trace_id: traceId, warnings: [...warnings, `loop_abort: ${outcome.reason}`], finish_reason: "stop" };
+    case "paused":
+      // Nothing is stored, so there is no turn to resume later: the gated tool is not run.
+      return {
+        response: "",
+        trace_id: traceId,
+        warnings: [...warnings, `approval_required: ${outcome.pending.call.name} was not run (a conversation kept by the client cannot pause; send approve_execution: true, or name a session_id to pause and resume)`],
+        finish_reason: "stop",
+      };
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown loop outcome ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * The agent's system prompt first, the client's system messages after it (they add to it, never
+ * replace it); then the conversation before the last user message as history, and from it on as
+ * this turn (a tool round trip continues the turn the client's tool calls began).
+ */
+export function splitConversation(systemPrompt: string, messages: readonly ChatMessage[]): { system: ChatMessage; history: ChatMessage[]; turn: ChatMessage[] } {
+  const clientSystem = messages.flatMap((m) => (m.role === "system" && m.content.trim() !== "" ? [m.content] : []));
+  const system: ChatMessage = { role: "system", content: [systemPrompt, ...clientSystem].join("\n\n") };
+  const rest = messages.filter((m) => m.role !== "system");
+  const last = rest.findLastIndex((m) => m.role === "user");
+  if (last === -1) throw new RuntimeError("invalid_params", "messages must contain a user message", { details: { param: "messages" } });
+  const turn = rest.slice(last);
+  const tail = turn.at(-1);
+  if (tail?.role === "assistant" && (tail.tool_calls ?? []).length > 0) {
+    throw new RuntimeError("invalid_params", "the last assistant message has tool_calls without tool results: send a tool message for each call", { details: { param: "messages" } });
+  }
+  return { system, history: rest.slice(0, last), turn };
+}

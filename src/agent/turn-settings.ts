@@ -1,0 +1,57 @@
+import type { AgentConfig } from "../config/schema.js";
+import type { ChatMessage, SamplingOverrides } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import type { StepOptions } from "./model-step.js";
+
+/** What the AgentLoop is given for sampling: the agent's config, overridden per request. */
+export interface TurnSampling {
+  temperature: number;
+  maxTokens: number;
+  seed: number | null;
+  stepOptions: StepOptions;
+  noTools: boolean;
+}
+
+export function resolveSampling(agent: AgentConfig, overrides: SamplingOverrides = {}): TurnSampling {
+  const choice = overrides.toolChoice;
+  const stepOptions: StepOptions = {};
+  if (overrides.topP !== undefined) stepOptions.topP = overrides.topP;
+  if (overrides.stop !== undefined) stepOptions.stop = overrides.stop;
+  if (overrides.frequencyPenalty !== undefined) stepOptions.frequencyPenalty = overrides.frequencyPenalty;
+  if (overrides.presencePenalty !== undefined) stepOptions.presencePenalty = overrides.presencePenalty;
+  if (overrides.responseFormat !== undefined) stepOptions.responseFormat = overrides.responseFormat;
+  if (choice !== undefined && choice !== "none") stepOptions.toolChoice = choice;
+  if (overrides.parallelToolCalls !== undefined) stepOptions.parallelToolCalls = overrides.parallelToolCalls;
+  return {
+    temperature: overrides.temperature ?? agent.temperature,
+    maxTokens: overrides.maxTokens ?? agent.max_tokens,
+    seed: overrides.seed ?? agent.seed,
+    stepOptions,
+    noTools: choice === "none",
+  };
+}
+
+/**
+ * Parts the model cannot take are refused before the turn starts (a 400 over HTTP), never
+ * silently flattened: an image for an engine without image input names the message it is in.
+ */
+export function assertEngineAccepts(engine: Engine, messages: readonly ChatMessage[], firstIndex = 0): void {
+  if (engine.capabilities.images) return;
+  for (const [index, message] of messages.entries()) {
+    if (message.role !== "user" || typeof message.content === "string") continue;
+    const part = message.content.findIndex((p) => p.type === "image_url");
+    if (part === -1) continue;
+    const param = `messages[${firstIndex + index}].content[${part}]`;
+    throw new RuntimeError("invalid_params", `${param}: model "${engine.modelName}" (engine ${engine.kind}) does not take image input`, { details: { param } });
+  }
+}
+
+/** Warnings for requested controls this engine cannot enforce (never silently ignored). */
+export function samplingWarnings(engine: Engine, overrides: SamplingOverrides = {}): string[] {
+  const warnings: string[] = [];
+  if (!engine.capabilities.requiredToolChoice && (overrides.toolChoice === "required" || typeof overrides.toolChoice === "object")) {
+    warnings.push(`tool_choice ${JSON.stringify(overrides.toolChoice)} is not enforced by the ${engine.kind} engine: the model may still answer without calling a tool`);
+  }
+  return warnings;
+}
