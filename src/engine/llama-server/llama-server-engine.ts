@@ -5,8 +5,10 @@ import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest } from "../chat-types.js";
+import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
+import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import type { LaunchedServer } from "./launch.js";
 import { errorExcerpt } from "./log-tail.js";
 import { readSlots, type SlotState } from "./server-http.js";
@@ -84,6 +86,48 @@ export class LlamaServerEngine implements Engine {
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
     return this.stream(request);
+  }
+
+  /**
+   * llama-server's own /v1/completions (its `suffix` is infill where the model has FIM tokens).
+   * No `embed`: embeddings need `--embeddings` at launch, and llama-server then refuses
+   * completions, which would break chat on the same model.
+   */
+  complete(request: CompletionRequest): AsyncIterable<CompletionChunk> {
+    return this.onServer(request.signal, (client, signal) => streamOpenAiCompletion({ client, model: this.modelName, request: { ...request, signal }, logger: this.log }));
+  }
+
+  /**
+   * One request on the running server with the same guarantees as chat: the caller's abort and
+   * close() end it, a crash mid-request becomes engine_unavailable, and after an abort the slot
+   * must go idle (checkStopped).
+   */
+  private async *onServer<T>(callerSignal: AbortSignal | undefined, work: (client: OpenAI, signal: AbortSignal) => AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+    const server = await this.supervisor.ensureReady(callerSignal);
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(callerSignal?.reason);
+    callerSignal?.addEventListener("abort", onAbort, { once: true });
+    if (callerSignal?.aborted === true) controller.abort(callerSignal.reason);
+    this.active.add(controller);
+    this.inFlight.set(server, (this.inFlight.get(server) ?? 0) + 1);
+    let outcome: "done" | "crashed" | "stopped" = "stopped";
+    try {
+      yield* work(this.clientFor(server), controller.signal);
+      outcome = "done";
+    } catch (error) {
+      const failure = toRuntimeError(error);
+      if (failure.code === "cancelled" || failure.code === "invalid_request") throw failure;
+      const crash = await this.crashError(server, failure);
+      if (crash !== null) outcome = "crashed";
+      throw crash ?? failure;
+    } finally {
+      callerSignal?.removeEventListener("abort", onAbort);
+      this.active.delete(controller);
+      const left = (this.inFlight.get(server) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(server, left);
+      else this.inFlight.delete(server);
+      if (outcome === "stopped") this.track(this.checkStopped(server));
+    }
   }
 
   /** The server's slots right now (null when not running or /slots is off); for doctor and tests. */
