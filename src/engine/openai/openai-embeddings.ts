@@ -6,8 +6,9 @@ import { toPassthroughError } from "./upstream-refusal.js";
 
 /**
  * The upstream decides what it can embed and whether it can shorten vectors (`dimensions`); its
- * refusals come back as 400. The SDK asks for base64 and decodes it, so vectors arrive as floats
- * whatever the client asked us for; the HTTP layer encodes them again.
+ * refusals come back as 400. Floats are asked for explicitly: the SDK would otherwise ask for
+ * base64 and decode whatever comes back as base64, which breaks on servers that ignore
+ * `encoding_format` and send floats anyway. The HTTP layer encodes base64 for its own client.
  */
 export async function embedViaOpenAi(client: OpenAI, model: string, request: EmbedRequest): Promise<EmbedResult> {
   const context: UpstreamContext = { baseUrl: client.baseURL, model };
@@ -18,7 +19,7 @@ export async function embedViaOpenAi(client: OpenAI, model: string, request: Emb
   const input = request.input.every((entry) => typeof entry === "string") ? request.input : (request.input as number[][]);
   try {
     const response = await client.embeddings.create(
-      { model, input, ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }) },
+      { model, input, encoding_format: "float", ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }) },
       signal === undefined ? {} : { signal },
     );
     const vectors = [...response.data].sort((a, b) => a.index - b.index).map((item) => item.embedding);
