@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
-import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 import { sendData, sendJson, startSse, startUpstream, textChunk, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 
 /**
@@ -14,6 +15,8 @@ import { sendData, sendJson, startSse, startUpstream, textChunk, usageChunk, typ
 
 let server: HttpServer;
 let upstream: ScriptedUpstream;
+/** A real llama-server (built from node-llama-cpp's llama.cpp) serves one model when it exists. */
+const llamaServer = findLlamaServerBinary();
 
 before(async () => {
   upstream = await startUpstream((req, res) => {
@@ -25,9 +28,11 @@ before(async () => {
     sendData(res, "[DONE]");
     res.end();
   });
-  const [demo, tiny] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 })]);
+  const [demo, tiny, llamaPort] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), freePort()]);
+  const served = llamaServer === null ? [] : ["    served:", "      engine: llama-server", `      path: ${JSON.stringify(demo)}`, `      port: ${llamaPort}`, "      threads: 1", "      ctx_size: 512", "      parallel: 1"];
   const yaml = [
     "llama:",
+    ...(llamaServer === null ? [] : [`  binary: ${JSON.stringify(llamaServer)}`]),
     "  models:",
     "    default:",
     `      path: ${JSON.stringify(demo)}`,
@@ -42,6 +47,7 @@ before(async () => {
     "      engine: openai",
     `      base_url: ${upstream.baseUrl}`,
     "      model: upstream-coder",
+    ...served,
     "agents:",
     "  assistant:",
     "    temperature: 0",
@@ -173,6 +179,22 @@ describe("POST /v1/completions (built CLI, official openai client)", () => {
     const next = await client().completions.create({ model: "tiny", prompt: "the cat", max_tokens: 4, temperature: 0 });
     assert.equal(next.choices[0]?.finish_reason, "length");
     assert.equal(next.usage?.completion_tokens, 4);
+  });
+
+  it("llama-server engine: its own /v1/completions gives the demo model's continuation (stream and not)", { skip: llamaServer === null ? "llama-server not built: npm run build:llama-server" : false }, async () => {
+    const completion = await client().completions.create({ model: "served", prompt: "Say something:", max_tokens: 64, temperature: 0 });
+    assert.equal(completion.model, "served");
+    assert.deepEqual(completion.choices.map((c) => [c.text, c.finish_reason]), [[DEMO_SENTENCE, "stop"]]);
+    assert.ok((completion.usage?.completion_tokens ?? 0) > 0);
+    const stream = await client().completions.create({ model: "served", prompt: "Say something:", max_tokens: 3, temperature: 0, stream: true });
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    assert.ok(DEMO_SENTENCE.startsWith(text) && text.length > 0, text);
+    assert.equal(finish, "length");
   });
 
   it("openai engine: passed through to the upstream's /completions (stream and not)", async () => {
