@@ -60,8 +60,9 @@ before(async () => {
   server = await startHttpServer(yaml);
 });
 
+// The CLI helper SIGKILLs whatever is still running after the file: the last test stops the server
+// gracefully first, so a llama-server child it started is closed with it.
 after(async () => {
-  await server?.stop();
   await upstream?.close();
 });
 
@@ -211,5 +212,15 @@ describe("POST /v1/completions (built CLI, official openai client)", () => {
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
     assert.equal(text, "def add(a, b):");
+  });
+
+  it("SIGTERM: serve-http exits 0 and takes the llama-server child it started with it", async () => {
+    const health = (await (await fetch(`${server.base}/health`)).json()) as { models: Record<string, { info?: { pid?: number } }> };
+    const pid = health.models.served?.info?.pid;
+    const exit = await server.stop();
+    assert.equal(exit.code, 0, server.proc.stderr);
+    if (llamaServer === null) return;
+    assert.equal(typeof pid, "number", JSON.stringify(health.models.served));
+    assert.throws(() => process.kill(pid as number, 0), (error: unknown) => (error as NodeJS.ErrnoException).code === "ESRCH", "llama-server is gone");
   });
 });

@@ -195,4 +195,10 @@ describe("GET /v1/models with model facts", () => {
     assert.equal(one.context_length, 2048);
     await assert.rejects(client().models.retrieve("nope"), (error: unknown) => error instanceof OpenAI.NotFoundError && apiError(404, "model_not_found", "model")(error));
   });
+
+  it("SIGTERM: exits 0 with the embedding contexts disposed, no error logged", async () => {
+    const exit = await server.stop();
+    assert.equal(exit.code, 0, server.proc.stderr);
+    assert.doesNotMatch(server.proc.stderr, /"level":(50|60)/, "no error logs");
+  });
 });
