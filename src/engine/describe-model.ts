@@ -21,8 +21,9 @@ export interface ModelDescription {
  * What a configured model can do, from its config alone (nothing is loaded or contacted):
  * - embedded: tools (chat template), embeddings (a second llama.cpp context in embeddings mode on
  *   the same weights), no vision (node-llama-cpp 3.21 has no image input).
- * - llama-server: tools (--jinja); no embeddings (`--embeddings` makes llama-server refuse
- *   completions, so chat would break); vision only when extra_args loads a projector (--mmproj).
+ * - llama-server: tools (--jinja); embeddings only when extra_args has `--embeddings` (opt-in:
+ *   older llama.cpp builds refuse chat in embeddings mode); vision only when extra_args loads a
+ *   projector (--mmproj).
  * - openai: everything is passed through; the upstream decides, and refuses with a 400.
  */
 export function describeModel(config: ModelConfig, engine?: Engine): ModelDescription {
@@ -35,8 +36,13 @@ function capabilitiesOf(config: ModelConfig): ModelCapabilities {
     case "embedded":
       return { tools: true, embeddings: true, vision: false };
     case "llama-server":
-      return { tools: true, embeddings: false, vision: config.extra_args.some((arg) => arg === "-mm" || arg.startsWith("--mmproj")) };
+      return { tools: true, embeddings: embeddingsEnabled(config), vision: config.extra_args.some((arg) => arg === "-mm" || arg.startsWith("--mmproj")) };
     case "openai":
       return { tools: true, embeddings: true, vision: true };
   }
+}
+
+/** A llama-server model launched in embeddings mode (llama.cpp spells it --embedding too). */
+export function embeddingsEnabled(config: ModelConfig): boolean {
+  return config.extra_args.some((arg) => arg === "--embeddings" || arg === "--embedding");
 }

@@ -4,6 +4,7 @@ import OpenAI from "openai";
 import OpenAI4 from "openai-v4";
 import { ensureFixture, tinyHParams } from "../fixtures/gguf/index.js";
 import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 import { embeddingsBody, sendJson, startUpstream, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 
 /**
@@ -19,6 +20,8 @@ const REMOTE_VECTORS = [[0.6, 0.8], [1, 0]];
 let server: HttpServer;
 let upstream: ScriptedUpstream;
 let upstreamRefuses = false;
+/** A real llama-server (built from node-llama-cpp's llama.cpp) serves one model in embeddings mode when it exists. */
+const llamaServer = findLlamaServerBinary();
 
 before(async () => {
   upstream = await startUpstream((req, res) => {
@@ -26,9 +29,14 @@ before(async () => {
     if (upstreamRefuses) return sendJson(res, 400, { error: { message: "this model does not support embeddings", type: "invalid_request_error", param: null, code: null } });
     sendJson(res, 200, embeddingsBody(REMOTE_VECTORS, 7, "upstream-embedder"));
   });
-  const [demo, tiny, llamaPort] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), freePort()]);
+  const [demo, tiny, llamaPort, embedPort] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), freePort(), freePort()]);
+  const embedder = llamaServer === null ? [] : [
+    "    embedder:", "      engine: llama-server", `      path: ${JSON.stringify(tiny)}`, `      port: ${embedPort}`, "      threads: 1", "      ctx_size: 512", "      parallel: 1",
+    '      extra_args: ["--embeddings", "--pooling", "last"]',
+  ];
   const yaml = [
     "llama:",
+    ...(llamaServer === null ? [] : [`  binary: ${JSON.stringify(llamaServer)}`]),
     "  models:",
     "    default:",
     `      path: ${JSON.stringify(demo)}`,
@@ -46,6 +54,7 @@ before(async () => {
     "      engine: llama-server",
     `      path: ${JSON.stringify(tiny)}`,
     `      port: ${llamaPort}`,
+    ...embedder,
     "agents:",
     "  assistant:",
     "    temperature: 0",
@@ -55,6 +64,7 @@ before(async () => {
     "    model: remote",
     "  server:",
     "    model: served",
+    ...(llamaServer === null ? [] : ["  embedding:", "    model: embedder"]),
     "",
   ].join("\n");
   server = await startHttpServer(yaml);
@@ -156,6 +166,19 @@ describe("POST /v1/embeddings (built CLI, official openai client)", () => {
     });
   });
 
+  it("llama-server with --embeddings in extra_args: its own /v1/embeddings, unit vectors of the model's size", { skip: llamaServer === null ? "llama-server not built: npm run build:llama-server" : false }, async () => {
+    const result = await client().embeddings.create({ model: "embedder", input: ["hello world", "the cat"], encoding_format: "float" });
+    assert.equal(result.model, "embedder");
+    assert.deepEqual(result.data.map((d) => floats(d.embedding).length), [TINY_SIZE, TINY_SIZE]);
+    assert.ok(result.data.every((d) => Math.abs(norm(floats(d.embedding)) - 1) < 1e-5));
+    assert.ok(result.usage.prompt_tokens > 0);
+    const again = await client().embeddings.create({ model: "embedder", input: "hello world", encoding_format: "float" });
+    assert.deepEqual(again.data[0]?.embedding, result.data[0]?.embedding);
+    // Chat-side completions keep working on the same server in embeddings mode (this llama.cpp build).
+    const completion = await client().completions.create({ model: "embedder", prompt: "the", max_tokens: 2, temperature: 0 });
+    assert.equal(completion.choices[0]?.finish_reason, "length");
+  });
+
   it("openai engine: passed through to the upstream's /embeddings; its 400 stays a 400", async () => {
     const result = await client().embeddings.create({ model: "cloud", input: ["a", "b"], dimensions: 2, encoding_format: "float" });
     assert.equal(result.model, "cloud");
@@ -179,7 +202,7 @@ describe("GET /v1/models with model facts", () => {
   it("each agent carries its model's context_length, engine and capabilities; retrieve by id; unknown 404", async () => {
     const list = await client().models.list();
     const byId = Object.fromEntries(list.data.map((m) => [m.id, m as unknown as Record<string, unknown>]));
-    assert.deepEqual(Object.keys(byId), ["assistant", "talker", "cloud", "server"]);
+    assert.deepEqual(Object.keys(byId), ["assistant", "talker", "cloud", "server", ...(llamaServer === null ? [] : ["embedding"])]);
     // The default agent's model is loaded at startup: its real context (the config's 2048).
     assert.deepEqual(byId.assistant?.capabilities, { tools: true, embeddings: true, vision: false });
     assert.equal(byId.assistant?.engine, "embedded");
@@ -187,6 +210,7 @@ describe("GET /v1/models with model facts", () => {
     assert.equal(byId.cloud?.engine, "openai");
     assert.deepEqual(byId.server?.capabilities, { tools: true, embeddings: false, vision: false });
     assert.equal(byId.server?.engine, "llama-server");
+    if (llamaServer !== null) assert.deepEqual(byId.embedding?.capabilities, { tools: true, embeddings: true, vision: false });
     const one = (await client().models.retrieve("talker")) as unknown as Record<string, unknown>;
     assert.equal(one.id, "talker");
     assert.equal(one.object, "model");
@@ -196,8 +220,11 @@ describe("GET /v1/models with model facts", () => {
     await assert.rejects(client().models.retrieve("nope"), (error: unknown) => error instanceof OpenAI.NotFoundError && apiError(404, "model_not_found", "model")(error));
   });
 
-  it("SIGTERM: exits 0 with the embedding contexts disposed, no error logged", async () => {
+  it("SIGTERM: exits 0 with the embedding contexts disposed and the llama-server child gone, no error logged", async () => {
+    const health = (await (await fetch(`${server.base}/health`)).json()) as { models: Record<string, { info?: { pid?: number } }> };
+    const pid = health.models.embedder?.info?.pid;
     const exit = await server.stop();
+    if (pid !== undefined) assert.throws(() => process.kill(pid, 0), (error: unknown) => (error as NodeJS.ErrnoException).code === "ESRCH", "llama-server is gone");
     assert.equal(exit.code, 0, server.proc.stderr);
     assert.doesNotMatch(server.proc.stderr, /"level":(50|60)/, "no error logs");
   });

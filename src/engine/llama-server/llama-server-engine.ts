@@ -6,9 +6,12 @@ import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
+import { embeddingsEnabled } from "../describe-model.js";
+import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
+import { embedViaOpenAi } from "../openai/openai-embeddings.js";
 import type { LaunchedServer } from "./launch.js";
 import { errorExcerpt } from "./log-tail.js";
 import { readSlots, type SlotState } from "./server-http.js";
@@ -47,6 +50,8 @@ export class LlamaServerEngine implements Engine {
   private readonly active = new Set<AbortController>();
   private readonly background = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
+  /** extra_args asked for `--embeddings` (opt-in: older llama.cpp builds then refuse chat). */
+  private readonly embeddings: boolean;
 
   constructor(
     readonly modelName: string,
@@ -59,6 +64,7 @@ export class LlamaServerEngine implements Engine {
       });
     }
     this.log = deps.logger.child({ component: "llama-server", model: modelName });
+    this.embeddings = embeddingsEnabled(modelConfig);
     const tuning = { ...DEFAULT_SUPERVISOR_TUNING, ...deps.tuning };
     this.supervisor = new ServerSupervisor({
       modelName,
@@ -89,10 +95,29 @@ export class LlamaServerEngine implements Engine {
   }
 
   /**
-   * llama-server's own /v1/completions (its `suffix` is infill where the model has FIM tokens).
-   * No `embed`: embeddings need `--embeddings` at launch, and llama-server then refuses
-   * completions, which would break chat on the same model.
+   * llama-server's own /v1/embeddings, only when extra_args has `--embeddings` (with a `--pooling`
+   * other than none): launching every server with it would break chat on older llama.cpp builds,
+   * which refuse completions in embeddings mode.
    */
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    if (!this.embeddings) {
+      throw new RuntimeError("invalid_request", `Model "${this.modelName}" (engine llama-server) was not started with --embeddings; add it (and --pooling last) to llama.models.${this.modelName}.extra_args`, {
+        details: { param: "model", openai_code: "embeddings_not_supported" },
+      });
+    }
+    const model = this.modelName;
+    let result: EmbedResult | undefined;
+    // Run to the end (not return from inside the loop) so onServer records a finished request.
+    for await (const answer of this.onServer(request.signal, async function* (client, signal) {
+      yield await embedViaOpenAi(client, model, { ...request, signal });
+    })) {
+      result = answer;
+    }
+    if (result === undefined) throw new RuntimeError("engine_error", `llama-server for model "${this.modelName}" returned no embeddings`);
+    return result;
+  }
+
+  /** llama-server's own /v1/completions (its `suffix` is infill where the model has FIM tokens). */
   complete(request: CompletionRequest): AsyncIterable<CompletionChunk> {
     return this.onServer(request.signal, (client, signal) => streamOpenAiCompletion({ client, model: this.modelName, request: { ...request, signal }, logger: this.log }));
   }

@@ -17,7 +17,7 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, models: Model
     if (!description.capabilities.embeddings || engine.embed === undefined) {
       throw new HttpError(
         "embeddings_not_supported",
-        `Model "${modelName}" (engine ${description.engine}) cannot embed: llama-server serves embeddings only when started with --embeddings, and then refuses chat. Add a model with engine: embedded on the same GGUF file (or an openai model pointing at an embeddings server) and use its name.`,
+        `Model "${modelName}" (engine ${description.engine}) cannot embed: a llama-server model embeds only with "--embeddings" and "--pooling last" in llama.models.${modelName}.extra_args (llama.cpp builds that then refuse chat need a second model), or use a model with engine: embedded on the same GGUF file.`,
         "model",
       );
     }
