@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { SessionRunner } from "../agent/session-runner.js";
 import { requireConfig, type ConfigState } from "../config/load-config.js";
 import { stdioSchema, type Config } from "../config/schema.js";
+import type { EngineRegistry } from "../engine/create-engine.js";
 import type { EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
@@ -40,6 +41,8 @@ export interface Runtime {
   runDoctor(signal?: AbortSignal): Promise<DoctorReport>;
   /** The turn entry; built on first use. Throws config_missing / config_invalid without a valid config. */
   sessionRunner(): SessionRunner;
+  /** One engine per configured model (serve-http's embeddings and completions use them directly). Needs a valid config. */
+  engines(): EngineRegistry;
   /**
    * `plan`: `{model}` one model, `{all: true}` every model, `{}` the default agent's model (every
    * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
@@ -92,6 +95,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       maxInFlight: 256,
     }),
     sessionRunner: () => agentCore().runner,
+    engines: () => agentCore().engines,
     warmUpAll: async (signal) => {
       warmUp = { state: "starting" };
       try {

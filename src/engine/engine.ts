@@ -1,4 +1,6 @@
 import type { EngineChunk, GenerateRequest } from "./chat-types.js";
+import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
+import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 
 export type EngineKind = "embedded" | "llama-server" | "openai";
 
@@ -53,4 +55,10 @@ export interface Engine {
   generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
   health(): EngineHealth;
   close(): Promise<void>;
+  /** Vectors for texts (POST /v1/embeddings). Absent: this engine cannot embed. */
+  embed?(request: EmbedRequest): Promise<EmbedResult>;
+  /** Plain text completion (POST /v1/completions): no chat template, no tools, no agent loop. */
+  complete?(request: CompletionRequest): AsyncIterable<CompletionChunk>;
+  /** The context size actually in use, once known (a loaded model); null before. */
+  contextLength?(): number | null;
 }

@@ -7,6 +7,8 @@ import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { HttpError, toOpenAiError } from "./openai/errors.js";
 import { registerChatRoute } from "./routes/chat-completions.js";
+import { registerCompletionsRoute } from "./routes/completions.js";
+import { registerEmbeddingsRoute } from "./routes/embeddings.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
 import { SessionGate } from "./session-gate.js";
@@ -47,6 +49,10 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   );
   registerModelsRoute(app, deps, startedAt);
   registerChatRoute(app, deps, gate);
+  if (deps.models !== undefined) {
+    registerEmbeddingsRoute(app, deps, deps.models);
+    registerCompletionsRoute(app, deps, deps.models);
+  }
 
   app.notFound((c) => {
     const { status, body } = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));

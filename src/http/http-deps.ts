@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { EmitEvent } from "../agent/events.js";
 import type { TurnRequest, TurnResult } from "../agent/session-runner.js";
 import type { StatelessTurnRequest, StatelessTurnResult } from "../agent/stateless-turn.js";
-import type { EngineHealth } from "../engine/engine.js";
+import type { ModelDescription } from "../engine/describe-model.js";
+import type { Engine, EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
@@ -38,11 +39,23 @@ export interface HttpSettings {
   maxPendingStreamBytes?: number;
 }
 
+/** The configured models, for embeddings, text completions and the facts in GET /v1/models. */
+export interface ModelAccess {
+  /** `llama.models` names, in config order. */
+  names: readonly string[];
+  /** The model's engine, created on first use; it loads or starts itself when asked to work. */
+  engine(name: string): Engine;
+  /** Engine kind, context length and capabilities; loads nothing. */
+  describe(name: string): ModelDescription;
+}
+
 export interface HttpDeps {
   settings: HttpSettings;
   /** Agent name -> model name, in config order (the first is the default). */
   agents: Record<string, string>;
   runner: () => TurnRunner;
+  /** Embeddings and completions are served, and /v1/models carries model facts, only when set. */
+  models?: ModelAccess;
   health: () => RuntimeHealth;
   version: string;
   logger: Logger;

@@ -121,3 +121,24 @@ export function scripted(events: unknown[], options: { done?: boolean } = {}): U
     res.end();
   };
 }
+
+/** A `/embeddings` answer: float vectors in order, as the OpenAI API returns them. */
+export function embeddingsBody(vectors: number[][], promptTokens: number, model = "test-model"): Record<string, unknown> {
+  return {
+    object: "list",
+    data: vectors.map((embedding, index) => ({ object: "embedding", index, embedding })),
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  };
+}
+
+/** One streamed `text_completion` chunk (legacy /completions). */
+export function textChunk(text: string, finishReason: string | null = null): Record<string, unknown> {
+  return { id: "cmpl-test", object: "text_completion", created: 1, model: "test-model", choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }] };
+}
+
+/** Sends a JSON body with the given status and ends the response. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}

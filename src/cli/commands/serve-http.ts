@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { installProcessGuards } from "../../app/process-guards.js";
+import { createModelAccess } from "../../app/model-access.js";
 import { createRuntime } from "../../app/runtime.js";
 import { shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { applyMcpConfig } from "../../config/apply-mcp-config.js";
@@ -32,7 +33,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 export function registerServeHttpCommand(program: Command, deps: CliDeps): void {
   program
     .command("serve-http")
-    .description("Serve the OpenAI-compatible HTTP API (chat completions with SSE streaming)")
+    .description("Serve the OpenAI-compatible HTTP API (chat completions with SSE streaming, completions, embeddings, models)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--host <host>", "bind address (default: http.host, 127.0.0.1)")
     .option("--port <port>", "port (default: http.port, 8080)")
@@ -81,6 +82,7 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
         settings,
         agents: Object.fromEntries(Object.entries(config.agents).map(([name, agent]) => [name, agent.model])),
         runner: () => runtime.sessionRunner(),
+        models: createModelAccess(config, () => runtime.engines()),
         health: () => runtime.health(),
         version: runtime.info.version,
         logger,

@@ -6,7 +6,11 @@ import { AsyncQueue } from "../../shared/async-queue.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
 import { autoThreads } from "../auto-threads.js";
+import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
+import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import { completeEmbedded } from "./embedded-completion.js";
+import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
 import { SequencePool } from "./sequence-pool.js";
 import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
@@ -39,6 +43,8 @@ export class EmbeddedEngine implements Engine {
   private lastError: string | null = null;
   private readonly active = new Set<AbortController>();
   private closed = false;
+  /** Created with the first embeddings request on the loaded model (its context is lazy too). */
+  private embedder: EmbeddedEmbedder | null = null;
 
   constructor(
     readonly modelName: string,
@@ -61,9 +67,37 @@ export class EmbeddedEngine implements Engine {
     return { [Symbol.asyncIterator]: () => this.stream(request)[Symbol.asyncIterator]() };
   }
 
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
+    const threads = this.config.threads === "auto" ? autoThreads("embedded", loaded.model.llama.cpuMathCores) : this.config.threads;
+    this.embedder ??= new EmbeddedEmbedder(loaded.model, this.modelName, { contextSize: loaded.context.contextSize, threads });
+    return this.embedder.embed(request);
+  }
+
+  complete(request: CompletionRequest): AsyncIterable<CompletionChunk> {
+    return completeEmbedded(request, {
+      modelName: this.modelName,
+      acquire: async (signal) => {
+        const loaded = await this.ensureLoaded({ signal });
+        const sequence = await loaded.pool.acquire(signal);
+        return { sequence, release: () => loaded.pool.release(sequence) };
+      },
+      track: (controller) => {
+        this.active.add(controller);
+        return () => this.active.delete(controller);
+      },
+    });
+  }
+
+  contextLength(): number | null {
+    return this.loaded?.context.contextSize ?? null;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const controller of this.active) controller.abort("engine closing");
+    await this.embedder?.dispose();
+    this.embedder = null;
     const loaded = this.loaded ?? (await this.loading?.catch(() => null)) ?? null;
     this.loaded = null;
     this.loading = null;

@@ -5,8 +5,13 @@ import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest } from "../chat-types.js";
-import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
+import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
+import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
+import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
+import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
+import { embedViaOpenAi } from "../openai/openai-embeddings.js";
 import type { LaunchedServer } from "./launch.js";
 import { errorExcerpt } from "./log-tail.js";
 import { readSlots, type SlotState } from "./server-http.js";
@@ -37,8 +42,8 @@ const CRASH_CONFIRM_MS = 500;
 
 export class LlamaServerEngine implements Engine {
   readonly kind = "llama-server";
-  /** No multimodal projector is passed; tool_choice goes to llama-server as is. */
-  readonly capabilities = { images: false, requiredToolChoice: true };
+  /** Images only with a multimodal projector in extra_args; tool_choice goes to llama-server as is. */
+  readonly capabilities: EngineCapabilities;
   private readonly log: Logger;
   private readonly supervisor: ServerSupervisor;
   private readonly clients = new WeakMap<LaunchedServer, OpenAI>();
@@ -47,6 +52,8 @@ export class LlamaServerEngine implements Engine {
   private readonly active = new Set<AbortController>();
   private readonly background = new Set<Promise<void>>();
   private readonly lifetime = new AbortController();
+  /** extra_args asked for `--embeddings` (opt-in: older llama.cpp builds then refuse chat). */
+  private readonly embeddings: boolean;
 
   constructor(
     readonly modelName: string,
@@ -59,6 +66,8 @@ export class LlamaServerEngine implements Engine {
       });
     }
     this.log = deps.logger.child({ component: "llama-server", model: modelName });
+    this.embeddings = embeddingsEnabled(modelConfig);
+    this.capabilities = { images: visionEnabled(modelConfig), requiredToolChoice: true };
     const tuning = { ...DEFAULT_SUPERVISOR_TUNING, ...deps.tuning };
     this.supervisor = new ServerSupervisor({
       modelName,
@@ -86,6 +95,67 @@ export class LlamaServerEngine implements Engine {
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
     return this.stream(request);
+  }
+
+  /**
+   * llama-server's own /v1/embeddings, only when extra_args has `--embeddings` (with a `--pooling`
+   * other than none): launching every server with it would break chat on older llama.cpp builds,
+   * which refuse completions in embeddings mode.
+   */
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    if (!this.embeddings) {
+      throw new RuntimeError("invalid_request", `Model "${this.modelName}" (engine llama-server) was not started with --embeddings; add it (and --pooling last) to llama.models.${this.modelName}.extra_args`, {
+        details: { param: "model", openai_code: "embeddings_not_supported" },
+      });
+    }
+    const model = this.modelName;
+    let result: EmbedResult | undefined;
+    // Run to the end (not return from inside the loop) so onServer records a finished request.
+    for await (const answer of this.onServer(request.signal, async function* (client, signal) {
+      yield await embedViaOpenAi(client, model, { ...request, signal });
+    })) {
+      result = answer;
+    }
+    if (result === undefined) throw new RuntimeError("engine_error", `llama-server for model "${this.modelName}" returned no embeddings`);
+    return result;
+  }
+
+  /** llama-server's own /v1/completions (its `suffix` is infill where the model has FIM tokens). */
+  complete(request: CompletionRequest): AsyncIterable<CompletionChunk> {
+    return this.onServer(request.signal, (client, signal) => streamOpenAiCompletion({ client, model: this.modelName, request: { ...request, signal }, logger: this.log }));
+  }
+
+  /**
+   * One request on the running server with the same guarantees as chat: the caller's abort and
+   * close() end it, a crash mid-request becomes engine_unavailable, and after an abort the slot
+   * must go idle (checkStopped).
+   */
+  private async *onServer<T>(callerSignal: AbortSignal | undefined, work: (client: OpenAI, signal: AbortSignal) => AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+    const server = await this.supervisor.ensureReady(callerSignal);
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(callerSignal?.reason);
+    callerSignal?.addEventListener("abort", onAbort, { once: true });
+    if (callerSignal?.aborted === true) controller.abort(callerSignal.reason);
+    this.active.add(controller);
+    this.inFlight.set(server, (this.inFlight.get(server) ?? 0) + 1);
+    let outcome: "done" | "crashed" | "stopped" = "stopped";
+    try {
+      yield* work(this.clientFor(server), controller.signal);
+      outcome = "done";
+    } catch (error) {
+      const failure = toRuntimeError(error);
+      if (failure.code === "cancelled" || failure.code === "invalid_request") throw failure;
+      const crash = await this.crashError(server, failure);
+      if (crash !== null) outcome = "crashed";
+      throw crash ?? failure;
+    } finally {
+      callerSignal?.removeEventListener("abort", onAbort);
+      this.active.delete(controller);
+      const left = (this.inFlight.get(server) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(server, left);
+      else this.inFlight.delete(server);
+      if (outcome === "stopped") this.track(this.checkStopped(server));
+    }
   }
 
   /** The server's slots right now (null when not running or /slots is off); for doctor and tests. */

@@ -6,12 +6,16 @@ import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest } from "../chat-types.js";
+import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
+import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, EngineState, WarmUpOptions } from "../engine.js";
 import { createOpenAiClient } from "./openai-client.js";
 import { streamOpenAiChat } from "./openai-chat-stream.js";
 import { raceAbort } from "../../shared/abort.js";
 import { cancelledError } from "./openai-errors.js";
 import { probeModels } from "./probe-models.js";
+import { streamOpenAiCompletion } from "./openai-completion-stream.js";
+import { embedViaOpenAi } from "./openai-embeddings.js";
 
 export interface OpenAiEngineDeps {
   logger: Logger;
@@ -164,6 +168,44 @@ export class OpenAiEngine implements Engine {
       callerSignal?.removeEventListener("abort", onAbort);
       this.active.delete(controller);
     }
+  }
+
+  /** Passed through to the upstream's /embeddings; it decides which models embed. */
+  async embed(request: EmbedRequest): Promise<EmbedResult> {
+    this.assertOpen();
+    const link = this.linked(request.signal);
+    try {
+      return await embedViaOpenAi(this.client, this.model, { ...request, signal: link.signal });
+    } finally {
+      link.done();
+    }
+  }
+
+  /** Passed through to the upstream's /completions (suffix included: the upstream decides). */
+  async *complete(request: CompletionRequest): AsyncGenerator<CompletionChunk, void, undefined> {
+    this.assertOpen();
+    const link = this.linked(request.signal);
+    try {
+      yield* streamOpenAiCompletion({ client: this.client, model: this.model, request: { ...request, signal: link.signal }, logger: this.logger });
+    } finally {
+      link.done();
+    }
+  }
+
+  /** A signal that the caller's abort and close() both fire. */
+  private linked(callerSignal: AbortSignal | undefined): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted === true) controller.abort(callerSignal.reason);
+    callerSignal?.addEventListener("abort", onAbort, { once: true });
+    this.active.add(controller);
+    return {
+      signal: controller.signal,
+      done: () => {
+        callerSignal?.removeEventListener("abort", onAbort);
+        this.active.delete(controller);
+      },
+    };
   }
 
   health(): EngineHealth {

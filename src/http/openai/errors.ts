@@ -10,7 +10,10 @@ export type HttpOnlyCode =
   | "host_not_allowed"
   | "origin_not_allowed"
   | "unsupported_media_type"
-  | "session_busy";
+  | "session_busy"
+  | "unsupported_parameter"
+  | "embeddings_not_supported"
+  | "completions_not_supported";
 
 export class HttpError extends Error {
   override readonly name = "HttpError";
@@ -41,6 +44,9 @@ const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
   origin_not_allowed: [403, "invalid_request_error"],
   unsupported_media_type: [415, "invalid_request_error"],
   session_busy: [409, "invalid_request_error"],
+  unsupported_parameter: [400, "invalid_request_error"],
+  embeddings_not_supported: [400, "invalid_request_error"],
+  completions_not_supported: [400, "invalid_request_error"],
 };
 
 /** Exhaustive (a Record over ErrorCode): a new RuntimeError code is a compile error until it has a status. */
@@ -75,5 +81,9 @@ export function toOpenAiError(error: unknown): MappedError {
   const runtime = toRuntimeError(error);
   const [status, type] = RUNTIME[runtime.code];
   const param = typeof runtime.details?.param === "string" ? runtime.details.param : null;
-  return { status, body: { error: { message: runtime.message, type, param, code: runtime.code } } };
+  // An engine may name a more precise 400 code (e.g. `unsupported_parameter` for a field its model
+  // cannot honour) without importing the HTTP layer; the status still comes from its RuntimeError code.
+  const precise = runtime.details?.openai_code;
+  const code = status === 400 && typeof precise === "string" && precise in HTTP_ONLY ? precise : runtime.code;
+  return { status, body: { error: { message: runtime.message, type, param, code } } };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ContentPart } from "../../engine/chat-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import { parseBody } from "./parse-body.js";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() }).loose();
 const contentPart = z.discriminatedUnion("type", [textPart, z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1) }).loose() }).loose()]);
@@ -85,13 +86,7 @@ export type RequestMessage = ChatRequest["messages"][number];
 
 /** Parses the body; the first issue becomes `invalid_request` with its path as `param` (OpenAI style). */
 export function parseChatRequest(body: unknown): ChatRequest {
-  const parsed = chatRequestSchema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const param = issue === undefined ? null : issue.path.map(String).join(".") || null;
-  throw new RuntimeError("invalid_request", issue === undefined ? "Invalid request body" : `${param ?? "body"}: ${issue.message}`, {
-    details: param === null ? {} : { param },
-  });
+  return parseBody(chatRequestSchema, body);
 }
 
 /**

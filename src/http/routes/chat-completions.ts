@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import type { EmitEvent } from "../../agent/events.js";
 import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
+import { readJson } from "../read-json.js";
 import { completionObject, fromSessionTurn, fromStatelessTurn, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
 import { HttpError } from "../openai/errors.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "../openai/request-mapping.js";
@@ -98,14 +99,4 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate):
 
 function withWarnings(outcome: TurnOutcome, extra: readonly string[]): TurnOutcome {
   return extra.length === 0 ? outcome : { ...outcome, warnings: [...outcome.warnings, ...extra] };
-}
-
-/** The body as JSON; anything unparsable is `invalid_json` (400), never a 500. */
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new RuntimeError("invalid_json", "The request body is not valid JSON");
-  }
 }
