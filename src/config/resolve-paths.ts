@@ -26,6 +26,7 @@ export function resolveConfigPaths(config: Config, baseDir: string): Config {
         ]),
       ),
     },
+    http: { ...config.http, bearer_token_file: config.http.bearer_token_file === null ? null : resolve(config.http.bearer_token_file) },
     mcp: {
       servers: Object.fromEntries(
         Object.entries(config.mcp.servers).map(([name, server]) => [

@@ -77,6 +77,8 @@ export const httpSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: port.default(8080),
   bearer_token: z.string().min(1).nullable().default(null),
+  /** A file holding the token (first line), so it need not be in the config or on a command line. */
+  bearer_token_file: z.string().min(1).nullable().default(null),
   cors_origins: z.array(z.string()).default([]),
   max_body_bytes: positiveInt.default(10 * MiB),
   /** Extra Host header names accepted besides the bound host, localhost, 127.0.0.1 and [::1] (DNS-rebinding guard). */

@@ -49,3 +49,21 @@ export function healthBody(health: RuntimeHealth, version: string): { status: 20
   };
   return { status: status === "ok" || status === "degraded" ? 200 : 503, body };
 }
+
+/** POSIX absolute paths (not the path part of a URL: a `/` right after a word, `:` or `/` is not a start) and Windows drive paths. */
+const PATH_PATTERN = /(?<![\w:/.~-])\/(?:[^\s/"'(),;:]+\/)*[^\s/"'(),;:]+|\b[A-Za-z]:\\[^\s"'(),;]+/g;
+/** A value that is a path as a whole (spaces allowed, as in "Application Support"). */
+const WHOLE_PATH = /^(?:\/|[A-Za-z]:\\)[^\n]*$/;
+
+/** Any string in the body with file paths replaced by `<path>`; other values unchanged. */
+function redact(value: unknown): unknown {
+  if (typeof value === "string") return WHOLE_PATH.test(value) ? "<path>" : value.replace(PATH_PATTERN, "<path>");
+  if (Array.isArray(value)) return value.map(redact);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redact(item)]));
+  return value;
+}
+
+/** What a caller without the bearer token sees: the same body, no file paths (model files, binaries, data_dir). */
+export function publicHealthBody(body: HealthBody): HealthBody {
+  return redact(body) as HealthBody;
+}

@@ -7,6 +7,7 @@ import { applyMcpConfig } from "../../config/apply-mcp-config.js";
 import { formatProblem } from "../../config/config-problem.js";
 import { loadConfig } from "../../config/load-config.js";
 import { createHttpApp } from "../../http/app.js";
+import { resolveBearerToken } from "../../http/bearer-token.js";
 import type { HttpSettings } from "../../http/http-deps.js";
 import { assertNoPortClash } from "../../http/port-check.js";
 import { listenHttp } from "../../http/serve.js";
@@ -20,6 +21,7 @@ interface ServeHttpOptions {
   host?: string;
   port?: string;
   bearerToken?: string;
+  bearerTokenFile?: string;
 }
 
 /** In-flight turns get this long to finish at shutdown before they are cancelled. */
@@ -37,7 +39,8 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--host <host>", "bind address (default: http.host, 127.0.0.1)")
     .option("--port <port>", "port (default: http.port, 8080)")
-    .option("--bearer-token <token>", "require Authorization: Bearer <token> on /v1/* (default: http.bearer_token)")
+    .option("--bearer-token <token>", "require Authorization: Bearer <token> on /v1/* (visible in the process list: prefer the file or $LOCAL_AI_TOKEN)")
+    .option("--bearer-token-file <file>", "read the bearer token from a file (mode 600); also $LOCAL_AI_TOKEN, http.bearer_token_file, http.bearer_token")
     .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
     .action(async (_options: ServeHttpOptions, command: Command) => {
       const options = command.optsWithGlobals<ServeHttpOptions>();
@@ -59,10 +62,16 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
       } catch (error) {
         return fail((error as Error).message);
       }
+      let bearerToken: string | null;
+      try {
+        bearerToken = await resolveBearerToken({ flag: options.bearerToken, flagFile: options.bearerTokenFile, env: deps.env, configToken: config.http.bearer_token, configFile: config.http.bearer_token_file });
+      } catch (error) {
+        return fail((error as Error).message);
+      }
       const settings: HttpSettings = {
         host: options.host ?? config.http.host,
         port,
-        bearerToken: options.bearerToken ?? config.http.bearer_token,
+        bearerToken,
         corsOrigins: config.http.cors_origins,
         allowedHosts: config.http.allowed_hosts,
         maxBodyBytes: config.http.max_body_bytes,

@@ -10,14 +10,22 @@ const digest = (value: string): Buffer => createHash("sha256").update(value).dig
  * raw strings would leak the token's length).
  */
 export function bearerAuth(token: string): MiddlewareHandler {
-  const expected = digest(token);
+  const matches = bearerMatcher(token);
   return async (c, next) => {
-    const header = c.req.header("authorization") ?? "";
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (match?.[1] === undefined || !timingSafeEqual(digest(match[1].trim()), expected)) {
+    const header = c.req.header("authorization");
+    if (!matches(header)) {
       c.header("WWW-Authenticate", 'Bearer realm="local-ai"');
-      throw new HttpError("unauthorized", match ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token>");
+      throw new HttpError("unauthorized", /^Bearer\s+\S/i.test(header ?? "") ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token>");
     }
     await next();
+  };
+}
+
+/** Whether an Authorization header carries exactly this token (constant-time). */
+export function bearerMatcher(token: string): (header: string | undefined) => boolean {
+  const expected = digest(token);
+  return (header) => {
+    const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
+    return match?.[1] !== undefined && timingSafeEqual(digest(match[1].trim()), expected);
   };
 }
