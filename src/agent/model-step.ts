@@ -68,7 +68,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
         native.push(chunk.call);
         break;
       case "usage":
-        emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens });
+        emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_tokens: chunk.cachedTokens }) });
         break;
       case "end":
         finishReason = chunk.finishReason;

@@ -34,7 +34,8 @@ export type EngineChunk =
   | { type: "tool_call_delta"; index: number; delta: string }
   /** The complete call, after its last delta. */
   | { type: "tool_call"; index: number; call: ToolCall }
-  | { type: "usage"; inputTokens: number; outputTokens: number }
+  /** `cachedTokens`: prompt tokens served from the KV cache instead of evaluated, where the engine knows it. */
+  | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number }
   | { type: "end"; finishReason: FinishReason };
 
 /** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */

@@ -38,13 +38,14 @@ after(async () => {
 
 describe("a conversation kept by the client (embedded engine)", () => {
   it("openai 6 and 4.29: three turns reach the model whole, and nothing is stored", async () => {
-    type Create = (body: { model: string; messages: Array<{ role: "system" | "user" | "assistant"; content: string }>; user: string }) => Promise<{ choices: Array<{ message: { content: string | null } }>; usage?: { prompt_tokens: number } }>;
+    type Create = (body: { model: string; messages: Array<{ role: "system" | "user" | "assistant"; content: string }>; user: string }) => Promise<{ choices: Array<{ message: { content: string | null } }>; usage?: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } }>;
     const v6 = new OpenAI({ baseURL: `${embedded.base}/v1`, apiKey: "x", maxRetries: 0 });
     const v4 = new OpenAI4({ baseURL: `${embedded.base}/v1`, apiKey: "x", maxRetries: 0 });
     const clients: Array<{ chat: { completions: { create: Create } } }> = [v6, v4];
     for (const client of clients) {
       const messages: Array<{ role: "system" | "user" | "assistant"; content: string }> = [{ role: "system", content: "Answer briefly." }];
       const prompts: number[] = [];
+      const cached: number[] = [];
       for (const text of ["Hello", "And again", "Once more"]) {
         messages.push({ role: "user", content: text });
         const completion = await client.chat.completions.create({ model: "assistant", messages, user: "bob@example.com" });
@@ -52,9 +53,12 @@ describe("a conversation kept by the client (embedded engine)", () => {
         assert.equal(answer, DEMO_SENTENCE);
         assert.equal((completion as unknown as { local_ai: Json }).local_ai.session_id, undefined, "no session in client-kept mode");
         prompts.push(completion.usage?.prompt_tokens ?? 0);
+        cached.push(completion.usage?.prompt_tokens_details?.cached_tokens ?? -1);
         messages.push({ role: "assistant", content: answer });
       }
       assert.ok((prompts[1] ?? 0) > (prompts[0] ?? 0) + 10 && (prompts[2] ?? 0) > (prompts[1] ?? 0) + 10, `each turn carries the ones before: ${prompts.join(" -> ")}`);
+      // The conversation so far is still in the sequence's KV cache: only the new part is evaluated.
+      for (const turn of [1, 2]) assert.ok((cached[turn] ?? 0) > 0 && (cached[turn] ?? 0) < (prompts[turn] ?? 0), `cached ${cached.join(",")} of ${prompts.join(",")}`);
     }
     assert.deepEqual(await sessionsOf(embedded), []);
   });

@@ -203,6 +203,7 @@ export class EmbeddedEngine implements Engine {
     const grammar = await grammarFor(request, () => this.deps.llama.get().then(({ llama }) => llama));
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
     const outputBefore = sequence.tokenMeter.getState().usedOutputTokens;
+    const inputBefore = sequence.tokenMeter.getState().usedInputTokens;
     const started = new Map<number, { id: string; name: string; text: string }>();
     const tools = grammar === null ? offeredTools(request) : [];
     try {
@@ -253,7 +254,10 @@ export class EmbeddedEngine implements Engine {
       });
       const outputTokens = sequence.tokenMeter.getState().usedOutputTokens - outputBefore;
       const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
-      chunks.push({ type: "usage", inputTokens: Math.max(0, sequence.contextTokens.length - outputTokens), outputTokens });
+      // Prompt tokens the sequence already held (a shared prefix) were not evaluated again.
+      const promptTokens = Math.max(0, sequence.contextTokens.length - outputTokens);
+      const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
+      chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, promptTokens - evaluated) });
       chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
       return chunks;
     } finally {

@@ -76,7 +76,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
 
     const toolCalls = new ToolCallAccumulator();
     let finishReason: string | null = null;
-    let usage: { inputTokens: number; outputTokens: number } | null = null;
+    let usage: { inputTokens: number; outputTokens: number; cachedTokens?: number } | null = null;
 
     try {
       for await (const chunk of stream) {
@@ -95,7 +95,8 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
         }
         // Kept until the end: some servers repeat (cumulative) usage; the last one is the total.
         if (chunk.usage !== undefined && chunk.usage !== null) {
-          usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+          const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
+          usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens, ...(typeof cached === "number" ? { cachedTokens: cached } : {}) };
         }
         for (const item of out) {
           if (isAborted()) break;

@@ -8,6 +8,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Only when the engine reported how many prompt tokens came from its KV cache. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export interface LocalAiExtension {
@@ -48,12 +50,16 @@ export function fromStatelessTurn(result: StatelessTurnResult): TurnOutcome {
 export class UsageTally {
   prompt = 0;
   completion = 0;
-  add(input: number, output: number): void {
+  cached: number | null = null;
+  add(input: number, output: number, cached?: number): void {
     this.prompt += input;
     this.completion += output;
+    if (cached !== undefined) this.cached = (this.cached ?? 0) + cached;
   }
   toJSON(): Usage {
-    return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion };
+    const usage: Usage = { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion };
+    if (this.cached !== null) usage.prompt_tokens_details = { cached_tokens: this.cached };
+    return usage;
   }
 }
 
