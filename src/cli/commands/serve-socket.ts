@@ -1,19 +1,15 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import { installProcessGuards } from "../../app/process-guards.js";
 import { createRuntime } from "../../app/runtime.js";
-import { shutdownOnSignals } from "../../app/shutdown-signals.js";
-import { applyMcpConfig } from "../../config/apply-mcp-config.js";
-import { formatProblem } from "../../config/config-problem.js";
-import { loadConfig } from "../../config/load-config.js";
-import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import { startServerProcess } from "../../app/server-process.js";
 import type { ClientLimits } from "../../pod/pod-client-connection.js";
 import { PodServer } from "../../pod/pod-server.js";
 import { SocketInUseError } from "../../pod/pod-socket-file.js";
 import { resolvePodSession } from "../../pod/pod-state-file.js";
 import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
+import { loadServingConfig } from "../serving-config.js";
 
 interface ServeSocketOptions {
   config?: string;
@@ -47,15 +43,10 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
         deps.stderr.write(`local-ai serve-socket: ${message}\n`);
         deps.setExitCode(1);
       };
-      const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
-      if (configState.status === "missing") return fail(`no config file at ${configState.path} (pass --config F or set LOCAL_AI_CONFIG; see config.example.yaml)`);
-      if (configState.status === "invalid") {
-        return fail(`invalid config ${configState.path}:\n${configState.problems.map((p) => `  ${formatProblem(configState.path, p)}`).join("\n")}`);
-      }
-      const { config } = configState;
-      const firstAgent = Object.keys(config.agents)[0];
-      if (firstAgent === undefined) return fail(`no agent is configured under agents in ${configState.path}`);
-      const podName = options.name ?? firstAgent;
+      const loaded = await loadServingConfig(options, deps);
+      if (!loaded.ok) return fail(loaded.message);
+      const { config, configState } = loaded;
+      const podName = options.name ?? (Object.keys(config.agents)[0] as string);
       const socketPath = path.resolve(deps.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
       let sessionId: string;
       try {
@@ -65,22 +56,16 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
         return fail((error as Error).message);
       }
 
-      const logger = createLogger({ level: config.app.log_level, env: deps.env });
-      const exitNow = (code: number): void => {
-        void flushLogger(logger, 500).then(() => process.exit(code));
-      };
-      const disposeGuards = installProcessGuards(logger, exitNow);
-      const signals = shutdownOnSignals(logger, exitNow);
+      const serving = startServerProcess({ level: config.app.log_level, env: deps.env });
+      const { logger } = serving;
       const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
       const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), limits: clientLimits(deps.env, config.stdio.max_line_bytes), logger });
       try {
         await server.listen();
         await server.restore();
       } catch (error) {
-        signals.dispose();
-        disposeGuards();
         await runtime.close();
-        await flushLogger(logger);
+        await serving.finish();
         if (!(error instanceof SocketInUseError)) logger.error({ err: error }, "serve-socket could not start");
         return fail((error as Error).message);
       }
@@ -88,21 +73,19 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
 
       // Eager warm-up; a run that arrives meanwhile waits for the same warm-up in the SessionRunner.
       const startedAt = Date.now();
-      void runtime.warmUpAll(signals.signal).then(
+      void runtime.warmUpAll(serving.signal).then(
         () => logger.info({ ms: Date.now() - startedAt }, "warm-up done; ready"),
         (error: unknown) => {
-          if (!signals.signal.aborted) logger.error({ err: error }, "warm-up failed; each run retries it");
+          if (!serving.signal.aborted) logger.error({ err: error }, "warm-up failed; each run retries it");
         },
       );
 
-      await new Promise<void>((resolve) => signals.signal.addEventListener("abort", () => resolve(), { once: true }));
+      await serving.stopRequested();
       logger.info({ grace_ms: config.stdio.shutdown_grace_ms }, "serve-socket stopping: no new clients; the running turn gets the grace period");
       await server.close(config.stdio.shutdown_grace_ms, config.stdio.flush_timeout_ms);
       await runtime.close();
       logger.info("serve-socket stopped");
-      signals.dispose();
-      disposeGuards();
-      await flushLogger(logger);
+      await serving.finish();
       process.exit(0);
     });
 }
