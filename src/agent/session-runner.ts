@@ -13,7 +13,7 @@ import { buildContext, systemMessage } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
-import { assertEngineAccepts, resolveSampling, samplingWarnings } from "./turn-settings.js";
+import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings } from "./turn-settings.js";
 
 export interface TurnRequest {
   user_id?: string | undefined;
@@ -204,14 +204,8 @@ export class SessionRunner {
       descriptors: this.deps.tools.list(agent.tools),
       context,
       turn,
-      temperature: sampling.temperature,
-      maxTokens: sampling.maxTokens,
-      seed: sampling.seed,
-      stepOptions: sampling.stepOptions,
-      noTools: sampling.noTools,
-      maxSteps: config.app.max_steps,
-      maxParseErrors: config.app.max_parse_errors,
-      maxToolOutputBytes: config.app.max_tool_output_bytes,
+      ...sampling,
+      ...loopLimits(config),
       approveExecution: request.approve_execution === true,
       ...(resumeDecision ? { resumeDecision } : {}),
       signal: options.signal,

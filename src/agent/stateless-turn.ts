@@ -9,7 +9,7 @@ import { runAgentLoop } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { buildContext } from "./prompt.js";
 import type { TurnState } from "./turn-state.js";
-import { assertEngineAccepts, resolveSampling, samplingWarnings } from "./turn-settings.js";
+import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings } from "./turn-settings.js";
 
 /** A turn whose conversation the client keeps (OpenAI clients resend it whole every time). */
 export interface StatelessTurnRequest {
@@ -71,15 +71,9 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     descriptors: request.clientTools === undefined ? deps.tools.list(agent.tools) : [],
     context,
     turn,
-    temperature: sampling.temperature,
-    maxTokens: sampling.maxTokens,
-    seed: sampling.seed,
-    stepOptions: sampling.stepOptions,
+    ...sampling,
+    ...loopLimits(config),
     ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
-    noTools: sampling.noTools,
-    maxSteps: config.app.max_steps,
-    maxParseErrors: config.app.max_parse_errors,
-    maxToolOutputBytes: config.app.max_tool_output_bytes,
     approveExecution: request.approve_execution === true,
     signal: options.signal,
     emit: options.emit,

@@ -1,4 +1,4 @@
-import type { AgentConfig } from "../config/schema.js";
+import type { AgentConfig, Config } from "../config/schema.js";
 import type { ChatMessage, SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
@@ -54,4 +54,9 @@ export function samplingWarnings(engine: Engine, overrides: SamplingOverrides = 
     warnings.push(`tool_choice ${JSON.stringify(overrides.toolChoice)} is not enforced by the ${engine.kind} engine: the model may still answer without calling a tool`);
   }
   return warnings;
+}
+
+/** The AgentLoop's limits from `app:` (the same for every kind of turn). */
+export function loopLimits(config: Config): { maxSteps: number; maxParseErrors: number; maxToolOutputBytes: number } {
+  return { maxSteps: config.app.max_steps, maxParseErrors: config.app.max_parse_errors, maxToolOutputBytes: config.app.max_tool_output_bytes };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { LogLevel } from "../config/schema.js";
 import { createLogger, flushLogger } from "../logging/create-logger.js";
 import { installProcessGuards } from "./process-guards.js";
 import { shutdownOnSignals } from "./shutdown-signals.js";
@@ -15,7 +16,7 @@ export interface ServerProcess {
 }
 
 /** Logger on stderr, last-resort guards and signal handling: the same for every serve-* command. */
-export function startServerProcess(options: { level?: string | undefined; env: Readonly<Record<string, string | undefined>> }): ServerProcess {
+export function startServerProcess(options: { level?: LogLevel | undefined; env: Readonly<Record<string, string | undefined>> }): ServerProcess {
   const logger = createLogger({ level: options.level, env: options.env });
   const exitNow = (code: number): void => {
     void flushLogger(logger, 500).then(() => process.exit(code));

@@ -1,19 +1,15 @@
 import type { Command } from "commander";
-import { installProcessGuards } from "../../app/process-guards.js";
 import { createModelAccess } from "../../app/model-access.js";
 import { createRuntime } from "../../app/runtime.js";
-import { shutdownOnSignals } from "../../app/shutdown-signals.js";
-import { applyMcpConfig } from "../../config/apply-mcp-config.js";
-import { formatProblem } from "../../config/config-problem.js";
-import { loadConfig } from "../../config/load-config.js";
+import { startServerProcess } from "../../app/server-process.js";
 import { createHttpApp } from "../../http/app.js";
 import { resolveBearerToken } from "../../http/bearer-token.js";
 import type { HttpSettings } from "../../http/http-deps.js";
 import { assertNoPortClash } from "../../http/port-check.js";
 import { listenHttp } from "../../http/serve.js";
-import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
+import { loadServingConfig } from "../serving-config.js";
 
 interface ServeHttpOptions {
   config?: string;
@@ -48,13 +44,9 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
         deps.stderr.write(`local-ai serve-http: ${message}\n`);
         deps.setExitCode(1);
       };
-      const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
-      if (configState.status === "missing") return fail(`no config file at ${configState.path} (pass --config F or set LOCAL_AI_CONFIG; see config.example.yaml)`);
-      if (configState.status === "invalid") {
-        return fail(`invalid config ${configState.path}:\n${configState.problems.map((p) => `  ${formatProblem(configState.path, p)}`).join("\n")}`);
-      }
-      const { config } = configState;
-      if (Object.keys(config.agents).length === 0) return fail(`no agent is configured under agents in ${configState.path}`);
+      const loaded = await loadServingConfig(options, deps);
+      if (!loaded.ok) return fail(loaded.message);
+      const { config, configState } = loaded;
       const port = options.port === undefined ? config.http.port : Number(options.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be an integer 0-65535 (got ${JSON.stringify(options.port)})`);
       try {
@@ -79,12 +71,8 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
         ...keepAliveOverride(deps.env),
       };
 
-      const logger = createLogger({ level: config.app.log_level, env: deps.env });
-      const exitNow = (code: number): void => {
-        void flushLogger(logger, 500).then(() => process.exit(code));
-      };
-      const disposeGuards = installProcessGuards(logger, exitNow);
-      const signals = shutdownOnSignals(logger, exitNow);
+      const serving = startServerProcess({ level: config.app.log_level, env: deps.env });
+      const { logger } = serving;
       const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
       const shutdown = new AbortController();
       const { app } = createHttpApp({
@@ -101,9 +89,7 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
       try {
         server = await listenHttp(app, settings.host, settings.port);
       } catch (error) {
-        signals.dispose();
-        disposeGuards();
-        await flushLogger(logger);
+        await serving.finish();
         return fail((error as Error).message);
       }
       // The port is bound only now, so the actual one (for --port 0) is what gets logged.
@@ -117,14 +103,14 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
       // wait for the same shared warm-up inside the SessionRunner.
       const startedAt = Date.now();
       logger.info("warming up the default agent (engine, MCP servers, memory)");
-      void runtime.warmUpAll(signals.signal).then(
+      void runtime.warmUpAll(serving.signal).then(
         () => logger.info({ ms: Date.now() - startedAt }, "warm-up done; ready"),
         (error: unknown) => {
-          if (!signals.signal.aborted) logger.error({ err: error }, "warm-up failed; /health reports down and each chat retries it");
+          if (!serving.signal.aborted) logger.error({ err: error }, "warm-up failed; /health reports down and each chat retries it");
         },
       );
 
-      await new Promise<void>((resolve) => signals.signal.addEventListener("abort", () => resolve(), { once: true }));
+      await serving.stopRequested();
       logger.info("serve-http stopping: no new connections; in-flight turns get 5 s");
       await server.close(SHUTDOWN_GRACE_MS, () => {
         logger.warn("cancelling the turns still running");
@@ -132,9 +118,7 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
       });
       await runtime.close();
       logger.info("serve-http stopped");
-      signals.dispose();
-      disposeGuards();
-      await flushLogger(logger);
+      await serving.finish();
       process.exit(0);
     });
 }

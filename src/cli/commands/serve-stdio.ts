@@ -1,10 +1,8 @@
 import type { Command } from "commander";
-import { installProcessGuards } from "../../app/process-guards.js";
 import { createRuntime } from "../../app/runtime.js";
-import { shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { startServerProcess } from "../../app/server-process.js";
 import { applyMcpConfig } from "../../config/apply-mcp-config.js";
 import { loadConfig } from "../../config/load-config.js";
-import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { createV1Methods } from "../../protocol/methods/v1-methods.js";
 import { jsonRpcDialect } from "../../protocol/jsonrpc/jsonrpc-dialect.js";
 import { runStdioServer } from "../../protocol/stdio-server.js";
@@ -35,12 +33,8 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
       }
       const wire = options.protocol;
       const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
-      const logger = createLogger({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
-      const exitNow = (code: number): void => {
-        void flushLogger(logger, 500).then(() => process.exit(code));
-      };
-      const disposeGuards = installProcessGuards(logger, exitNow);
-      const signals = shutdownOnSignals(logger, exitNow);
+      const serving = startServerProcess({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
+      const { logger } = serving;
       const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
       const limits = runtime.stdioLimits();
       logger.info({ version: runtime.info.version, protocol: wire, config: configState.path, config_status: configState.status }, "serve-stdio started");
@@ -49,7 +43,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
         output: process.stdout,
         logger,
         limits,
-        signal: signals.signal,
+        signal: serving.signal,
         // A batch is at most as many calls as may be in flight at once.
         dialect: wire === "jsonrpc" ? jsonRpcDialect(limits.maxInFlight) : v1Dialect,
         methods: (control) =>
@@ -67,9 +61,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
       });
       await runtime.close();
       logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
-      signals.dispose();
-      disposeGuards();
-      await flushLogger(logger);
+      await serving.finish();
       // stdin may still hold the loop open (a host that never closes it): exit explicitly.
       process.exit(result.exitCode);
     });

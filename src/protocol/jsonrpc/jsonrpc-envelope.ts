@@ -1,17 +1,8 @@
 import type { Inbound, ParsedLine } from "../dialect.js";
+import { isPlainObject, readId } from "../json-shape.js";
 import type { RequestId } from "../messages.js";
 import { JSONRPC_PARSE_ERROR, JSONRPC_INVALID_REQUEST, jsonRpcError } from "./jsonrpc-frames.js";
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The id to answer with: a valid one echoed with its JSON type, anything else null (spec 5). */
-function readableId(value: unknown): RequestId | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return null;
-}
 
 function reject(id: RequestId | null, message: string): Inbound {
   return { kind: "reject", reason: message, frame: jsonRpcError(id, JSONRPC_INVALID_REQUEST, `Invalid Request: ${message}`, { code: "invalid_request" }) };
@@ -29,7 +20,7 @@ export function parseJsonRpcMessage(value: unknown): Inbound {
     return reject(null, `a request must be a JSON object, got ${what}`);
   }
   const hasId = Object.hasOwn(value, "id");
-  const id = readableId(value.id);
+  const id = readId(value.id);
   if (hasId && value.id !== null && id === null) return reject(null, '"id" must be a string, a number or null');
   if (value.jsonrpc !== "2.0") return reject(id, '"jsonrpc" must be exactly "2.0"');
   if (typeof value.method !== "string" || value.method === "") return reject(id, '"method" must be a non-empty string');

@@ -1,18 +1,10 @@
+import { isPlainObject, readId } from "../json-shape.js";
 import type { Request, RequestId } from "../messages.js";
 
 export type Envelope =
   | { kind: "request"; request: Request }
   | { kind: "invalid"; id: RequestId | null; code: "invalid_json" | "invalid_request"; message: string };
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function readId(value: unknown): RequestId | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return null;
-}
 
 /** Parses one NDJSON line into a v1 request, or says precisely why it is not one. */
 export function parseEnvelope(line: string): Envelope {
