@@ -46,7 +46,7 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
       const loaded = await loadServingConfig(options, deps);
       if (!loaded.ok) return fail(loaded.message);
       const { config, configState } = loaded;
-      const podName = options.name ?? (Object.keys(config.agents)[0] as string);
+      const podName = options.name ?? (Object.keys(config.agents)[0]);
       const socketPath = path.resolve(deps.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
       let sessionId: string;
       try {
