@@ -46,7 +46,8 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
       const loaded = await loadServingConfig(options, deps);
       if (!loaded.ok) return fail(loaded.message);
       const { config, configState } = loaded;
-      const podName = options.name ?? (Object.keys(config.agents)[0]);
+      // loadServingConfig guarantees at least one agent.
+      const podName = options.name ?? Object.keys(config.agents)[0] ?? "assistant";
       const socketPath = path.resolve(deps.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
       let sessionId: string;
       try {
