@@ -5,6 +5,7 @@ import type { PendingToolCall } from "../store/store-types.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { EmitEvent, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
+import { renderForModel } from "./prompt.js";
 import { settleToolCalls } from "./tool-step.js";
 import { unansweredCalls, type TurnState } from "./turn-state.js";
 
@@ -97,7 +98,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
     emit({ event: "llm_start", step });
     const output = await runModelStep({
       engine: input.engine,
-      messages: [...input.context, ...turn.messages],
+      messages: renderForModel([...input.context, ...turn.messages]),
       tools: specs,
       temperature: input.temperature,
       maxTokens: input.maxTokens,

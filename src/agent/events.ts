@@ -17,8 +17,8 @@ export type AgentEvent =
   | { event: "llm_done"; step: number }
   | { event: "tool_start"; step: number; tool: string; args: unknown }
   | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number }
-  /** `cached_tokens` only where the engine knows it (prompt tokens reused from the KV cache). */
-  | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_tokens?: number }
+  /** `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache). */
+  | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }
   | { event: "final"; step: number; response: string }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason };
 

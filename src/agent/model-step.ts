@@ -19,7 +19,7 @@ export interface ModelStepInput {
 }
 
 /** The engine controls a step may carry beyond temperature, max tokens and seed. */
-export type StepOptions = Pick<GenerateRequest, "topP" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls">;
+export type StepOptions = Pick<GenerateRequest, "topP" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls" | "cacheKey">;
 
 export interface ModelStepOutput {
   /** Answer text without reasoning and without text-format tool call blocks. */
@@ -68,7 +68,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
         native.push(chunk.call);
         break;
       case "usage":
-        emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_tokens: chunk.cachedTokens }) });
+        emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_input_tokens: chunk.cachedTokens }) });
         break;
       case "end":
         finishReason = chunk.finishReason;

@@ -13,10 +13,24 @@ export function estimateTokens(messages: readonly ChatMessage[]): number {
   return Math.ceil(chars / 3.5);
 }
 
-export function systemMessage(systemPrompt: string, snippets: readonly MemorySnippet[]): ChatMessage {
-  if (snippets.length === 0) return { role: "system", content: systemPrompt };
+/**
+ * Memory snippets as a preamble of this turn's user message (in the model's context only; the
+ * stored message stays as sent). They change from turn to turn, so they sit after everything that
+ * stays the same: system prompt and history keep their KV cache across turns.
+ */
+export function memoryPreamble(snippets: readonly MemorySnippet[]): string | undefined {
+  if (snippets.length === 0) return undefined;
   const notes = snippets.map((snippet) => `- ${snippet.text.replace(/\s+/g, " ").trim()}`).join("\n");
-  return { role: "system", content: `${systemPrompt}\n\nPossibly relevant notes from earlier conversations:\n${notes}` };
+  return `Possibly relevant notes from earlier conversations:\n${notes}`;
+}
+
+/** The messages as the model sees them: each user message's preamble in front of its content. */
+export function renderForModel(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (message.role !== "user" || message.preamble === undefined) return message;
+    const { preamble, content } = message;
+    return { role: "user", content: typeof content === "string" ? `${preamble}\n\n${content}` : [{ type: "text" as const, text: preamble }, ...content] };
+  });
 }
 
 export interface ContextInput {

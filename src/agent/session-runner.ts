@@ -9,7 +9,7 @@ import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../st
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
-import { buildContext, systemMessage } from "./prompt.js";
+import { buildContext, memoryPreamble, renderForModel } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
@@ -187,12 +187,21 @@ export class SessionRunner {
       memoryReady,
     ]);
     warnings.push(...history.warnings);
-    const snippets = memory.search(userId, userInput, MEMORY_BUDGET_TOKENS);
+    // Memory never repeats what the context window holds: this session's own turns, or notes an
+    // earlier turn of it was given. A resumed turn keeps the notes it started with.
+    const ownTurns = `session:${sessionId}@`;
+    const given = history.messages.flatMap((m) => (m.role === "user" && m.preamble !== undefined ? [m.preamble] : []));
+    const snippets = request.resume === true
+      ? []
+      : memory.search(userId, userInput, MEMORY_BUDGET_TOKENS, (source) => source.startsWith(ownTurns)).filter((snippet) => !given.some((notes) => notes.includes(snippet.text.replace(/\s+/g, " ").trim())));
     options.emit({ event: "memory_start", snippets: snippets.length });
+    const preamble = memoryPreamble(snippets);
+    const first = turn.messages[0];
+    if (preamble !== undefined && first?.role === "user") turn.messages[0] = { ...first, preamble };
     const { context, droppedMessages } = buildContext({
-      system: systemMessage(agent.system_prompt, snippets),
-      history: history.messages,
-      turn: turn.messages,
+      system: { role: "system", content: agent.system_prompt },
+      history: renderForModel(history.messages),
+      turn: renderForModel(turn.messages),
       ctxSize: model.ctx_size,
       maxTokens: sampling.maxTokens,
     });
@@ -205,6 +214,7 @@ export class SessionRunner {
       context,
       turn,
       ...sampling,
+      stepOptions: { ...sampling.stepOptions, cacheKey: `${userId}/${sessionId}` },
       ...loopLimits(config),
       approveExecution: request.approve_execution === true,
       ...(resumeDecision ? { resumeDecision } : {}),

@@ -12,7 +12,12 @@ export interface ToolCall {
 
 export type ChatMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string | ContentPart[] }
+  /**
+   * `preamble`: what the model was given in front of this message (memory notes), kept apart from
+   * what the user wrote and rendered into the message only for the model (renderForModel), so
+   * every later turn renders it the same way and the KV cache prefix stays valid.
+   */
+  | { role: "user"; content: string | ContentPart[]; preamble?: string }
   | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
   | { role: "tool"; tool_call_id: string; name: string; content: string };
 
@@ -74,6 +79,8 @@ export interface GenerateRequest {
   /** Only with `tools`; "none" is applied by not offering tools at all. */
   toolChoice?: Exclude<ToolChoice, "none">;
   parallelToolCalls?: boolean;
+  /** The conversation this request continues (user/session): engines keep its KV cache warm. */
+  cacheKey?: string;
   /** Aborting stops generation at once; the stream then throws a `cancelled` RuntimeError. */
   signal?: AbortSignal;
 }

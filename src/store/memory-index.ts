@@ -83,7 +83,7 @@ export class MinisearchMemoryIndex implements MemoryIndex {
     return state.ready;
   }
 
-  search(userId: string, query: string, budgetTokens: number): MemorySnippet[] {
+  search(userId: string, query: string, budgetTokens: number, excludeSource?: (source: string) => boolean): MemorySnippet[] {
     const state = this.users.get(userId);
     let budget = Math.floor(budgetTokens * CHARS_PER_TOKEN);
     if (!state || query.trim() === "" || budget <= 0) return [];
@@ -97,7 +97,7 @@ export class MinisearchMemoryIndex implements MemoryIndex {
     for (const result of results) {
       if (snippets.length >= this.limits.maxResults || budget < MIN_TAIL_CHARS) break;
       const doc = state.index.getStoredFields(result.id) as Pick<MemoryDoc, "title" | "text" | "source"> | undefined;
-      if (!doc) continue;
+      if (!doc || excludeSource?.(doc.source) === true) continue;
       const full = doc.title === "" ? doc.text : `${doc.title}\n${doc.text}`;
       const text = truncate(truncate(full, this.limits.maxSnippetChars), budget);
       snippets.push({ text, source: doc.source, score: result.score });

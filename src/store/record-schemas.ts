@@ -16,7 +16,7 @@ const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.strin
 
 const chatMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string() }),
-  z.object({ role: z.literal("user"), content: z.union([z.string(), z.array(contentPart)]) }),
+  z.object({ role: z.literal("user"), content: z.union([z.string(), z.array(contentPart)]), preamble: z.string().optional() }),
   z.object({ role: z.literal("assistant"), content: z.string(), tool_calls: z.array(toolCall).optional() }),
   z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string(), content: z.string() }),
 ]);

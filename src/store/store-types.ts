@@ -64,8 +64,11 @@ export interface MemorySnippet {
 export interface MemoryIndex {
   /** Builds the user's index once (past turns + data_dir/memory/<user>/*.md); idempotent. */
   ensureUser(userId: string): Promise<void>;
-  /** Best snippets for the query, within a token budget (≈ 4 characters a token). */
-  search(userId: string, query: string, budgetTokens: number): MemorySnippet[];
+  /**
+   * Best snippets for the query, within a token budget (≈ 4 characters a token). `excludeSource`
+   * drops documents already in the context window (the current session's own turns).
+   */
+  search(userId: string, query: string, budgetTokens: number, excludeSource?: (source: string) => boolean): MemorySnippet[];
   /** Adds a finished turn to the index. */
   addTurn(userId: string, sessionId: string, entry: HistoryEntry): void;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildContext, estimateTokens, systemMessage } from "../../src/agent/prompt.js";
+import { buildContext, estimateTokens, memoryPreamble, renderForModel } from "../../src/agent/prompt.js";
 import { extractTextToolCalls } from "../../src/agent/text-tool-calls.js";
 import { ThinkSplitter } from "../../src/agent/think-splitter.js";
 import { checkToolArguments } from "../../src/agent/tool-arguments.js";
@@ -61,10 +61,15 @@ describe("checkToolArguments", () => {
 });
 
 describe("prompt", () => {
-  it("puts memory snippets into the system message", () => {
-    assert.deepEqual(systemMessage("Be brief.", []), { role: "system", content: "Be brief." });
-    const withMemory = systemMessage("Be brief.", [{ text: "the cat is\nnamed Tom", source: "s", score: 1 }]);
-    assert.match(withMemory.content as string, /Be brief\.\n\n.*\n- the cat is named Tom$/);
+  it("puts memory snippets before the turn's user message, after everything that stays the same", () => {
+    assert.equal(memoryPreamble([]), undefined);
+    const preamble = memoryPreamble([{ text: "the cat is\nnamed Tom", source: "s", score: 1 }]);
+    assert.match(preamble ?? "", /^Possibly relevant notes.*\n- the cat is named Tom$/);
+    const turn: ChatMessage[] = [{ role: "user", content: "Who is Tom?", preamble: preamble ?? "" }, { role: "assistant", content: "A cat." }];
+    assert.deepEqual(renderForModel(turn), [{ role: "user", content: `${preamble ?? ""}\n\nWho is Tom?` }, { role: "assistant", content: "A cat." }]);
+    assert.equal(turn[0]?.role === "user" ? turn[0].content : "", "Who is Tom?", "the stored message keeps what the user wrote");
+    assert.deepEqual(renderForModel([{ role: "user", content: [{ type: "text", text: "hi" }], preamble: "n" }]), [{ role: "user", content: [{ type: "text", text: "n" }, { type: "text", text: "hi" }] }]);
+    assert.deepEqual(renderForModel([{ role: "user", content: "plain" }]), [{ role: "user", content: "plain" }]);
   });
 
   it("drops history oldest-first in whole turns and keeps system and current turn", () => {

@@ -12,6 +12,7 @@ import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
+import { promptTokensFor } from "./prompt-tokens.js";
 import { SequencePool } from "./sequence-pool.js";
 import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
 import { toChatFunctions } from "./to-chat-functions.js";
@@ -177,7 +178,7 @@ export class EmbeddedEngine implements Engine {
     };
     try {
       loaded = await this.ensureLoaded({ signal: controller.signal });
-      sequence = await loaded.pool.acquire(controller.signal);
+      sequence = await loaded.pool.acquire(controller.signal, promptTokensFor(loaded.model, loaded.chatWrapper, request, offeredTools(request)));
       const result = await this.generateOn(loaded, sequence, request, controller.signal, emit);
       if (controller.signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled");
       for (const chunk of result) emit(chunk);

@@ -1,30 +1,48 @@
-import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { abortError } from "../../shared/abort.js";
 
+/** The share of a sequence's tokens a prompt must repeat to count as continuing its conversation. */
+const CONTINUATION = 0.75;
+
+interface Waiter {
+  resolve: (sequence: LlamaContextSequence) => void;
+  reject: (error: unknown) => void;
+  signal?: AbortSignal;
+  onAbort: () => void;
+}
+
 /**
- * Parallel chats on one model use separate sequences of one context. A chat waits (abortably)
- * when every sequence is busy. A returned sequence keeps its tokens, so the next chat with the
- * same prefix (the same session's history) reuses the KV cache.
+ * Parallel chats on one model use separate sequences of one context. A returned sequence keeps its
+ * tokens (its KV cache), so a chat is given the free sequence whose tokens share the longest prefix
+ * with its prompt: the same conversation's next turn evaluates only what is new, and `parallel: N`
+ * keeps N conversations warm. Among sequences that share nothing, the least recently used is
+ * taken (evicted). A chat waits (abortably) when every sequence is busy.
  */
 export class SequencePool {
   private readonly free: LlamaContextSequence[] = [];
-  private readonly waiters: Array<{ resolve: (sequence: LlamaContextSequence) => void; reject: (error: unknown) => void; signal?: AbortSignal; onAbort: () => void }> = [];
+  private readonly lastUsed = new Map<LlamaContextSequence, number>();
+  private readonly waiters: Waiter[] = [];
+  private clock = 0;
 
   constructor(context: LlamaContext, size: number) {
-    for (let i = 0; i < size; i++) this.free.push(context.getSequence());
+    for (let i = 0; i < size; i++) {
+      const sequence = context.getSequence();
+      this.free.push(sequence);
+      this.lastUsed.set(sequence, 0);
+    }
   }
 
   get available(): number {
     return this.free.length;
   }
 
-  acquire(signal?: AbortSignal): Promise<LlamaContextSequence> {
+  /** `prompt`: the tokens the chat will evaluate, to find the sequence that already holds most of them. */
+  acquire(signal?: AbortSignal, prompt?: readonly Token[]): Promise<LlamaContextSequence> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const sequence = this.free.pop();
-    if (sequence) return Promise.resolve(sequence);
+    if (this.free.length > 0) return Promise.resolve(this.take(this.pick(prompt)));
     return new Promise((resolve, reject) => {
-      const waiter = {
-        resolve,
+      const waiter: Waiter = {
+        resolve: (sequence) => resolve(this.touch(sequence)),
         reject,
         ...(signal ? { signal } : {}),
         onAbort: () => {
@@ -47,4 +65,50 @@ export class SequencePool {
     }
     this.free.push(sequence);
   }
+
+  /**
+   * A sequence whose tokens the prompt continues (it shares at least CONTINUATION of them: the
+   * tail may differ where the reply was tokenized differently) is the best: most of the prompt is
+   * cached. Taking any other destroys its conversation's cache, so an empty sequence goes first
+   * and only then the least recently used. Sharing just the system prompt is no reason to steal
+   * another conversation's sequence.
+   */
+  private pick(prompt: readonly Token[] | undefined): number {
+    let best = -1;
+    let bestShared = 0;
+    for (const [index, sequence] of this.free.entries()) {
+      const held = sequence.contextTokens.length;
+      const shared = prompt === undefined || held === 0 ? 0 : sharedPrefix(sequence.contextTokens, prompt);
+      if (shared > 0 && shared >= held * CONTINUATION && shared > bestShared) {
+        best = index;
+        bestShared = shared;
+      }
+    }
+    if (best !== -1) return best;
+    const empty = this.free.findIndex((sequence) => sequence.contextTokens.length === 0);
+    if (empty !== -1) return empty;
+    let oldest = 0;
+    for (const [index, sequence] of this.free.entries()) {
+      if ((this.lastUsed.get(sequence) ?? 0) < (this.lastUsed.get(this.free[oldest] as LlamaContextSequence) ?? 0)) oldest = index;
+    }
+    return oldest;
+  }
+
+  private take(index: number): LlamaContextSequence {
+    const [sequence] = this.free.splice(index, 1) as [LlamaContextSequence];
+    return this.touch(sequence);
+  }
+
+  private touch(sequence: LlamaContextSequence): LlamaContextSequence {
+    this.lastUsed.set(sequence, ++this.clock);
+    return sequence;
+  }
+}
+
+/** How many leading tokens two token lists have in common. */
+export function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
+  const length = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < length && a[i] === b[i]) i++;
+  return i;
 }

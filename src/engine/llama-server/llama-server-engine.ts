@@ -10,6 +10,7 @@ import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
+import { SlotAffinity } from "./slot-affinity.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import { embedViaOpenAi } from "../openai/openai-embeddings.js";
 import type { LaunchedServer } from "./launch.js";
@@ -54,6 +55,8 @@ export class LlamaServerEngine implements Engine {
   private readonly lifetime = new AbortController();
   /** extra_args asked for `--embeddings` (opt-in: older llama.cpp builds then refuse chat). */
   private readonly embeddings: boolean;
+  /** Which conversation each server slot holds (the slots are `parallel`). */
+  private readonly slotAffinity: SlotAffinity;
 
   constructor(
     readonly modelName: string,
@@ -67,6 +70,7 @@ export class LlamaServerEngine implements Engine {
     }
     this.log = deps.logger.child({ component: "llama-server", model: modelName });
     this.embeddings = embeddingsEnabled(modelConfig);
+    this.slotAffinity = new SlotAffinity(deps.parallel);
     this.capabilities = { images: visionEnabled(modelConfig), requiredToolChoice: true };
     const tuning = { ...DEFAULT_SUPERVISOR_TUNING, ...deps.tuning };
     this.supervisor = new ServerSupervisor({
@@ -187,9 +191,12 @@ export class LlamaServerEngine implements Engine {
     if (request.signal?.aborted === true) controller.abort(request.signal.reason);
     this.active.add(controller);
     this.inFlight.set(server, (this.inFlight.get(server) ?? 0) + 1);
+    const slot = this.slotAffinity.acquire(request.cacheKey);
     let outcome: "done" | "crashed" | "stopped" = "stopped";
     try {
-      yield* streamOpenAiChat({ client: this.clientFor(server), model: this.modelName, request: { ...request, signal: controller.signal }, logger: this.log });
+      // cache_prompt: the slot keeps the prompt's KV cache; id_slot: the same conversation goes back to it.
+      const extraBody = { cache_prompt: true, ...(slot === null ? {} : { id_slot: slot }) };
+      yield* streamOpenAiChat({ client: this.clientFor(server), model: this.modelName, request: { ...request, signal: controller.signal }, extraBody, logger: this.log });
       outcome = "done";
     } catch (error) {
       const failure = toRuntimeError(error);
@@ -200,6 +207,7 @@ export class LlamaServerEngine implements Engine {
     } finally {
       request.signal?.removeEventListener("abort", onAbort);
       this.active.delete(controller);
+      this.slotAffinity.release(slot);
       const left = (this.inFlight.get(server) ?? 1) - 1;
       if (left > 0) this.inFlight.set(server, left);
       else this.inFlight.delete(server);

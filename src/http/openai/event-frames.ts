@@ -34,7 +34,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
       return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
     case "usage":
-      ctx.usage.add(event.input_tokens, event.output_tokens, event.cached_tokens);
+      ctx.usage.add(event.input_tokens, event.output_tokens, event.cached_input_tokens);
       return named;
     // Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
     case "memory_start":

@@ -85,7 +85,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate):
       const outcome = await start({
         signal: controller.signal,
         emit: (event) => {
-          if (event.event === "usage") usage.add(event.input_tokens, event.output_tokens, event.cached_tokens);
+          if (event.event === "usage") usage.add(event.input_tokens, event.output_tokens, event.cached_input_tokens);
           else if (event.event === "thinking_chunk") reasoning += event.delta;
         },
       });
