@@ -9,7 +9,8 @@ import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../st
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
-import { buildContext, memoryPreamble, renderForModel } from "./prompt.js";
+import { memoryNotesFor } from "./memory-notes.js";
+import { buildContext, renderForModel } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
@@ -45,7 +46,6 @@ export interface SessionRunnerDeps {
   history?: HistoryReader;
 }
 
-const MEMORY_BUDGET_TOKENS = 256;
 
 interface RunContext {
   userId: string;
@@ -187,15 +187,12 @@ export class SessionRunner {
       memoryReady,
     ]);
     warnings.push(...history.warnings);
-    // Memory never repeats what the context window holds: this session's own turns, or notes an
-    // earlier turn of it was given. A resumed turn keeps the notes it started with.
-    const ownTurns = `session:${sessionId}@`;
-    const given = history.messages.flatMap((m) => (m.role === "user" && m.preamble !== undefined ? [m.preamble] : []));
-    const snippets = request.resume === true
-      ? []
-      : memory.search(userId, userInput, MEMORY_BUDGET_TOKENS, (source) => source.startsWith(ownTurns)).filter((snippet) => !given.some((notes) => notes.includes(snippet.text.replace(/\s+/g, " ").trim())));
-    options.emit({ event: "memory_start", snippets: snippets.length });
-    const preamble = memoryPreamble(snippets);
+    // A resumed turn keeps the notes it started with (they are on its user message).
+    const notes = request.resume === true
+      ? { preamble: undefined, snippets: 0 }
+      : await memoryNotesFor({ memory, engine, agent, userId, sessionId, query: userInput, history: history.messages, signal: options.signal });
+    options.emit({ event: "memory_start", snippets: notes.snippets });
+    const { preamble } = notes;
     const first = turn.messages[0];
     if (preamble !== undefined && first?.role === "user") turn.messages[0] = { ...first, preamble };
     const { context, droppedMessages } = buildContext({
@@ -236,7 +233,7 @@ export class SessionRunner {
     const entry = { trace_id: traceId, agent: agentName, at: new Date().toISOString(), messages: turn.messages };
     await store.appendTurn(userId, sessionId, entry);
     await store.clearCheckpoint(userId, sessionId);
-    memory.addTurn(userId, sessionId, entry);
+    if (agent.memory) memory.addTurn(userId, sessionId, entry);
     log.info({ steps: turn.step, outcome: outcome.kind }, "turn finished");
     return result;
   }

@@ -58,6 +58,10 @@ export const agentSchema = z.strictObject({
   temperature: z.number().min(0).max(2).default(0.7),
   seed: z.number().int().nullable().default(null),
   max_tokens: positiveInt.default(1024),
+  /** Notes from the user's earlier sessions in front of each turn (false: none, and its turns are not indexed). */
+  memory: z.boolean().default(true),
+  /** The notes' budget in the model's tokens (estimated where the engine has no tokenizer). */
+  memory_tokens: z.number().int().min(0).default(256),
 });
 
 export const mcpServerSchema = z.strictObject({

@@ -52,6 +52,8 @@ export interface Engine {
   /** The config name of the model (`llama.models.<name>`). */
   readonly modelName: string;
   warmUp(options?: WarmUpOptions): Promise<void>;
+  /** Tokens `text` takes for this model, where the engine has the tokenizer (loads the model if needed). */
+  countTokens?(text: string, signal?: AbortSignal): Promise<number>;
   generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
   health(): EngineHealth;
   close(): Promise<void>;

@@ -7,7 +7,7 @@ import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, t
 import { parseChatRequest } from "../../src/http/openai/request-schema.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 
-const agent = { model: "default", system_prompt: "Agent.", tools: ["*"], temperature: 0.7, seed: null, max_tokens: 1024 };
+const agent = { model: "default", system_prompt: "Agent.", tools: ["*"], temperature: 0.7, seed: null, max_tokens: 1024, memory: true, memory_tokens: 256 };
 
 describe("OpenAI request -> turn", () => {
   it("maps the whole conversation: developer/system, parts, assistant tool_calls, tool results with their call's name", () => {

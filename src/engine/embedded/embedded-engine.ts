@@ -57,6 +57,11 @@ export class EmbeddedEngine implements Engine {
     await this.ensureLoaded(options);
   }
 
+  async countTokens(text: string, signal?: AbortSignal): Promise<number> {
+    const loaded = await this.ensureLoaded(signal ? { signal } : {});
+    return loaded.model.tokenize(text).length;
+  }
+
   health(): EngineHealth {
     if (this.loaded) return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: this.loaded.pool.available, model: this.config.path } };
     if (this.loading) return { state: "starting", degradationTier: "NORMAL" };
