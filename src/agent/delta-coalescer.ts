@@ -12,6 +12,18 @@ export const unrefTimer: ScheduleTimer = (fn, ms) => {
   return () => clearTimeout(handle);
 };
 
+export interface CoalesceOptions {
+  /** The merge window in ms; 0 turns merging off. */
+  windowMs: number;
+  /**
+   * True while the front door's output is backed up (a reader slower than the tokens): pending
+   * text then stays pending past the window, so a slow reader gets fewer, larger events instead
+   * of a queue of small ones that would be dropped when it fills.
+   */
+  busy?: () => boolean;
+  schedule?: ScheduleTimer;
+}
+
 /**
  * Merges text deltas so a front door sends a line (or an SSE frame, or a socket message) per
  * burst of tokens instead of per token: at sub-millisecond tokens the per-line cost on both ends
@@ -21,7 +33,7 @@ export const unrefTimer: ScheduleTimer = (fn, ms) => {
  * A leading-edge throttle per kind and step: a delta that finds no window open (the first of a
  * step, or the first after a quiet spell) leaves at once and opens a window of `windowMs`; deltas
  * inside the window are concatenated and leave as one event when it elapses (which opens the next
- * window). Any other event, a switch between `llm_chunk` and `thinking_chunk`, or a new step
+ * window, or waits for another one while `busy()`). Any other event, a switch between `llm_chunk` and `thinking_chunk`, or a new step
  * flushes the pending text first, so the order of events is exactly the unmerged order and the
  * concatenated text is unchanged. `close()` flushes and clears the timer; after it every event
  * passes straight through.
@@ -33,11 +45,18 @@ export class DeltaCoalescer {
   private cancelTimer: (() => void) | null = null;
   private closed = false;
 
+  private readonly windowMs: number;
+  private readonly schedule: ScheduleTimer;
+  private readonly busy: () => boolean;
+
   constructor(
     private readonly sink: EmitEvent,
-    private readonly windowMs: number,
-    private readonly schedule: ScheduleTimer = unrefTimer,
-  ) {}
+    options: CoalesceOptions,
+  ) {
+    this.windowMs = options.windowMs;
+    this.schedule = options.schedule ?? unrefTimer;
+    this.busy = options.busy ?? ((): boolean => false);
+  }
 
   readonly emit: EmitEvent = (event) => {
     if (this.closed || this.windowMs <= 0) {
@@ -95,8 +114,9 @@ export class DeltaCoalescer {
       this.window = null;
       return;
     }
-    this.flush();
-    // Tokens are still coming: keep merging for another window.
+    // Tokens are still coming: keep merging for another window (and hold the text while the
+    // output is backed up: it would only queue behind what the reader has not taken yet).
+    if (!this.busy()) this.flush();
     this.cancelTimer = this.schedule(this.onWindowElapsed, this.windowMs);
   };
 }
@@ -107,9 +127,9 @@ export class DeltaCoalescer {
  * cancel that means the text generated before the abort is delivered, then the `cancelled`
  * error, and nothing after it.
  */
-export async function withCoalescedEmit<T>(emit: EmitEvent, windowMs: number, run: (emit: EmitEvent) => Promise<T>, schedule?: ScheduleTimer): Promise<T> {
-  if (windowMs <= 0) return run(emit);
-  const coalescer = new DeltaCoalescer(emit, windowMs, schedule);
+export async function withCoalescedEmit<T>(emit: EmitEvent, options: CoalesceOptions, run: (emit: EmitEvent) => Promise<T>): Promise<T> {
+  if (options.windowMs <= 0) return run(emit);
+  const coalescer = new DeltaCoalescer(emit, options);
   try {
     return await run(coalescer.emit);
   } finally {

@@ -121,7 +121,7 @@ export class PodSession {
       await this.settling;
       const result = await withCoalescedEmit(
         (event) => mapper.map(event).forEach((podEvent) => this.emit(podEvent)),
-        this.deps.coalesceMs ?? 0,
+        { windowMs: this.deps.coalesceMs ?? 0 },
         (emit) => this.deps.runner().runTurn({ ...request, session_id: this.deps.sessionId }, { signal: controller.signal, emit }),
       );
       if (result.pending_approval) {

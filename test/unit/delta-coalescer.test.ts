@@ -31,10 +31,10 @@ class FakeClock {
 const text = (delta: string, step = 1): AgentEvent => ({ event: "llm_chunk", step, delta });
 const think = (delta: string, step = 1): AgentEvent => ({ event: "thinking_chunk", step, delta });
 
-function harness(windowMs = 4): { clock: FakeClock; out: AgentEvent[]; c: DeltaCoalescer } {
+function harness(windowMs = 4, busy?: () => boolean): { clock: FakeClock; out: AgentEvent[]; c: DeltaCoalescer } {
   const clock = new FakeClock();
   const out: AgentEvent[] = [];
-  return { clock, out, c: new DeltaCoalescer((e) => out.push(e), windowMs, clock.schedule) };
+  return { clock, out, c: new DeltaCoalescer((e) => out.push(e), { windowMs, schedule: clock.schedule, ...(busy ? { busy } : {}) }) };
 }
 
 describe("DeltaCoalescer", () => {
@@ -123,6 +123,25 @@ describe("DeltaCoalescer", () => {
     assert.deepEqual(out, [text("a"), text("b"), text("c"), text("d")]);
   });
 
+  it("while the output is backed up, pending text waits past the window; other events still flush it", () => {
+    let busy = true;
+    const { clock, out, c } = harness(4, () => busy);
+    c.emit(text("a"));
+    c.emit(text("b"));
+    clock.advance(4);
+    c.emit(text("c"));
+    clock.advance(4);
+    assert.deepEqual(out, [text("a")], "held while busy");
+    busy = false;
+    clock.advance(4);
+    assert.deepEqual(out, [text("a"), text("bc")]);
+    busy = true;
+    c.emit(text("d"));
+    c.emit({ event: "llm_done", step: 1 });
+    assert.deepEqual(out, [text("a"), text("bc"), text("d"), { event: "llm_done", step: 1 }]);
+    assert.equal(clock.live, 0);
+  });
+
   it("window 0 is exactly the unmerged stream", () => {
     const { clock, out, c } = harness(0);
     const events = [text("a"), text("b"), think("t"), text("c")];
@@ -153,12 +172,12 @@ describe("withCoalescedEmit", () => {
   it("flushes pending text before the turn's result is seen", async () => {
     const clock = new FakeClock();
     const out: AgentEvent[] = [];
-    const result = await withCoalescedEmit((e) => out.push(e), 4, async (emit) => {
+    const result = await withCoalescedEmit((e) => out.push(e), { windowMs: 4, schedule: clock.schedule }, async (emit) => {
       emit(text("a"));
       emit(text("b"));
       emit(text("c"));
       return out.length;
-    }, clock.schedule);
+    });
     assert.equal(result, 1, "inside the turn only the first chunk had left");
     assert.deepEqual(out, [text("a"), text("bc")]);
     assert.equal(clock.live, 0);
@@ -168,12 +187,12 @@ describe("withCoalescedEmit", () => {
     const clock = new FakeClock();
     const out: Array<AgentEvent | { event: "error" }> = [];
     const controller = new AbortController();
-    const turn = withCoalescedEmit((e) => out.push(e), 4, async (emit) => {
+    const turn = withCoalescedEmit((e) => out.push(e), { windowMs: 4, schedule: clock.schedule }, async (emit) => {
       emit(text("a"));
       emit(text("b"));
       controller.abort("cancelled");
       throw new Error("cancelled");
-    }, clock.schedule);
+    });
     await assert.rejects(turn, /cancelled/);
     out.push({ event: "error" });
     clock.advance(100);
@@ -183,7 +202,7 @@ describe("withCoalescedEmit", () => {
 
   it("with real timers, pending text leaves when the window elapses and the timer does not hold the loop", async () => {
     const out: AgentEvent[] = [];
-    const c = new DeltaCoalescer((e) => out.push(e), 5);
+    const c = new DeltaCoalescer((e) => out.push(e), { windowMs: 5 });
     c.emit(text("a"));
     c.emit(text("b"));
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -193,6 +212,6 @@ describe("withCoalescedEmit", () => {
 
   it("0 runs the turn with the given emit itself", async () => {
     const emit = (): void => undefined;
-    await withCoalescedEmit(emit, 0, async (given) => assert.equal(given, emit));
+    await withCoalescedEmit(emit, { windowMs: 0 }, async (given) => assert.equal(given, emit));
   });
 });

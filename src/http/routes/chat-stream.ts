@@ -54,7 +54,8 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
     for (const frame of framesFor(event, ctx)) frames.push(frame);
     if (event.event === "run_start") markStarted();
   };
-  const turn = withCoalescedEmit(sink, options.coalesceMs, (emit) => options.start({ signal: controller.signal, emit }));
+  // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).
+  const turn = withCoalescedEmit(sink, { windowMs: options.coalesceMs, busy: () => frames.backlogged }, (emit) => options.start({ signal: controller.signal, emit }));
   let outcome: "started" | TurnOutcome;
   try {
     outcome = await Promise.race([started, turn]);

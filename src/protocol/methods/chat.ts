@@ -33,7 +33,8 @@ export function chatMethod(runner: () => SessionRunner, coalesceMs = 0): MethodD
           const { name, fields } = toEventFields(event);
           context.emit(name, fields);
         },
-        coalesceMs,
+        // The writer's backlog (a host reading slower than tokens arrive) holds merged text back.
+        { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
         (emit) => runner().runTurn(params, { signal: context.signal, emit }),
       ),
   });
