@@ -44,6 +44,8 @@ export class DeltaCoalescer {
   private window: { event: DeltaEvent["event"]; step: number } | null = null;
   private cancelTimer: (() => void) | null = null;
   private closed = false;
+  /** A sink failure inside the timer: rethrown to the turn at its next emit (or close) instead of crashing the process. */
+  private failure: { error: unknown } | null = null;
 
   private readonly windowMs: number;
   private readonly schedule: ScheduleTimer;
@@ -59,6 +61,7 @@ export class DeltaCoalescer {
   }
 
   readonly emit: EmitEvent = (event) => {
+    this.rethrow();
     if (this.closed || this.windowMs <= 0) {
       this.sink(event);
       return;
@@ -90,8 +93,19 @@ export class DeltaCoalescer {
 
   /** The turn is over (finished, failed or cancelled): pending text leaves, the timer is cleared. */
   close(): void {
-    this.endWindow();
     this.closed = true;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    this.window = null;
+    this.rethrow();
+    this.flush();
+  }
+
+  private rethrow(): void {
+    const failure = this.failure;
+    if (failure === null) return;
+    this.failure = null;
+    throw failure.error;
   }
 
   private openWindow(event: DeltaEvent): void {
@@ -116,7 +130,13 @@ export class DeltaCoalescer {
     }
     // Tokens are still coming: keep merging for another window (and hold the text while the
     // output is backed up: it would only queue behind what the reader has not taken yet).
-    if (!this.busy()) this.flush();
+    try {
+      if (!this.busy()) this.flush();
+    } catch (error) {
+      this.failure = { error };
+      this.window = null;
+      return;
+    }
     this.cancelTimer = this.schedule(this.onWindowElapsed, this.windowMs);
   };
 }
@@ -130,9 +150,17 @@ export class DeltaCoalescer {
 export async function withCoalescedEmit<T>(emit: EmitEvent, options: CoalesceOptions, run: (emit: EmitEvent) => Promise<T>): Promise<T> {
   if (options.windowMs <= 0) return run(emit);
   const coalescer = new DeltaCoalescer(emit, options);
+  let result: T;
   try {
-    return await run(coalescer.emit);
-  } finally {
-    coalescer.close();
+    result = await run(coalescer.emit);
+  } catch (error) {
+    try {
+      coalescer.close();
+    } catch {
+      // The turn's own error is the one to report; a failed flush of its text is secondary.
+    }
+    throw error;
   }
+  coalescer.close();
+  return result;
 }

@@ -142,6 +142,19 @@ describe("DeltaCoalescer", () => {
     assert.equal(clock.live, 0);
   });
 
+  it("a sink that throws on a timer flush fails the turn at its next emit, never the process", () => {
+    const clock = new FakeClock();
+    const c = new DeltaCoalescer((e) => {
+      if (e.event === "llm_chunk" && e.delta === "bc") throw new Error("sink broke");
+    }, { windowMs: 4, schedule: clock.schedule });
+    c.emit(text("a"));
+    c.emit(text("b"));
+    c.emit(text("c"));
+    clock.advance(4);
+    assert.throws(() => c.emit(text("d")), /sink broke/);
+    assert.equal(clock.live, 0);
+  });
+
   it("window 0 is exactly the unmerged stream", () => {
     const { clock, out, c } = harness(0);
     const events = [text("a"), text("b"), think("t"), text("c")];
