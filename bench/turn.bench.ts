@@ -24,7 +24,8 @@ import { ensureFixture } from "../test/fixtures/gguf/index.js";
  * Env: BENCH_ROUNDS (15), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (16 chunks),
  * BENCH_TURN_MODEL=tiny|small (tiny: the seeded tiny model; small: the 84M bench model, to see
  * the same fixed per-token cost against a realistic decode time), BENCH_TURN_PROFILE=<dir>: run
- * the CLI with --cpu-prof into that folder.
+ * the CLI with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: stdio.coalesce_ms for the CLI
+ * (unset: the default; 0: one llm_chunk per engine chunk).
  */
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? "15");
@@ -32,6 +33,7 @@ const cancelRounds = Number(process.env.BENCH_CANCEL_ROUNDS ?? "9");
 const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "256");
 const cancelAfter = Number(process.env.BENCH_CANCEL_AFTER ?? "16");
 const profileDir = process.env.BENCH_TURN_PROFILE;
+const coalesceMs = process.env.BENCH_COALESCE_MS;
 const SYSTEM_PROMPT = "You are a helpful assistant.";
 const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 
@@ -364,6 +366,8 @@ await writeFile(
   [
     "app:",
     `  data_dir: ${JSON.stringify(path.join(dir, "data"))}`,
+    // Unset: the default window; 0 shows the per-token cost without merging.
+    ...(coalesceMs === undefined ? [] : ["stdio:", `  coalesce_ms: ${coalesceMs}`]),
     "llama:",
     "  models:",
     "    default:",

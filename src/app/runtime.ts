@@ -48,7 +48,8 @@ export interface Runtime {
    * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
    */
   runPlan(params: { model?: string; all?: boolean }, signal?: AbortSignal): Promise<ModelPlanReport>;
-  stdioLimits(): StdioLimits;
+  /** The server's limits, plus stdio.coalesce_ms for the chat method (the server moves whatever lines it is given). */
+  stdioLimits(): StdioLimits & { coalesceMs: number };
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
   warmUpAll(signal?: AbortSignal): Promise<void>;
   health(): RuntimeHealthSnapshot;
@@ -93,6 +94,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       flushTimeoutMs: stdio.flush_timeout_ms,
       shutdownGraceMs: stdio.shutdown_grace_ms,
       maxInFlight: 256,
+      coalesceMs: stdio.coalesce_ms,
     }),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,

@@ -10,6 +10,8 @@ const MiB = 1024 * 1024;
 
 const positiveInt = z.number().int().positive();
 const port = z.number().int().min(1).max(65535);
+/** A merge window for streamed text: a few ms is invisible to a reader (a UI frame is 16 ms). */
+const coalesceMs = z.number().int().min(0).max(1000).default(4);
 
 export const appSchema = z.strictObject({
   data_dir: z.string().min(1).default("./.local-ai"),
@@ -29,6 +31,12 @@ export const stdioSchema = z.strictObject({
   flush_timeout_ms: z.number().int().min(0).default(2000),
   /** How long shutdown waits for in-flight requests before cancelling them. */
   shutdown_grace_ms: z.number().int().min(0).default(5000),
+  /**
+   * Text deltas of a turn that arrive within this many ms of the last one sent leave merged as one
+   * `llm_chunk` / `thinking_chunk` (the first of a step is never delayed). 0 = one event per engine
+   * chunk. Also used by serve-socket (Pod).
+   */
+  coalesce_ms: coalesceMs,
 });
 
 export const modelSchema = z.strictObject({
@@ -89,6 +97,8 @@ export const httpSchema = z.strictObject({
   allowed_hosts: z.array(z.string().min(1)).default([]),
   /** false: a second request on a session with a turn in flight gets 409; true: it waits its turn. */
   session_queue: z.boolean().default(false),
+  /** Like stdio.coalesce_ms, for streamed chat completions (SSE chunks and opt-in events). */
+  coalesce_ms: coalesceMs,
 });
 
 export const configSchema = z

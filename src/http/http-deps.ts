@@ -33,6 +33,8 @@ export interface HttpSettings {
   allowedHosts: string[];
   maxBodyBytes: number;
   sessionQueue: boolean;
+  /** http.coalesce_ms: text deltas of a streamed turn within this window leave as one chunk (0 or unset = off). */
+  coalesceMs?: number;
   /** A `: keep-alive` comment is sent after this long without output (default 10 s). */
   keepAliveMs?: number;
   /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */

@@ -13,6 +13,8 @@ export interface PodServerOptions {
   sessionId: string;
   podName: string;
   runner: () => SessionRunner;
+  /** stdio.coalesce_ms: the merge window for a turn's text deltas (0 = off). */
+  coalesceMs?: number;
   limits: ClientLimits;
   logger: Logger;
 }
@@ -36,6 +38,7 @@ export class PodServer {
       podName: options.podName,
       broadcast: (event) => this.broadcast(event),
       logger: options.logger,
+      coalesceMs: options.coalesceMs ?? 0,
     });
     this.server = createServer((socket) => this.accept(socket));
   }

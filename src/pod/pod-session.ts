@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { withCoalescedEmit } from "../agent/delta-coalescer.js";
 import type { SessionRunner, TurnRequest } from "../agent/session-runner.js";
 import { settlesWithin } from "../shared/abort.js";
 import type { PendingCall, PodErrorCode, PodEvent, PodState, TurnStopReason } from "./pod-event-types.js";
@@ -11,6 +12,8 @@ export interface PodSessionDeps {
   /** To every connected client. */
   broadcast: (event: PodEvent) => void;
   logger: Logger;
+  /** Text deltas within this many ms leave as one `delta` event (0 = one per engine chunk). */
+  coalesceMs?: number;
 }
 
 /** An answer for the client that sent the method (state errors, status, history). */
@@ -116,9 +119,10 @@ export class PodSession {
   private async drive(request: Omit<TurnRequest, "session_id">, mapper: PodEventMapper, controller: AbortController): Promise<void> {
     try {
       await this.settling;
-      const result = await this.deps.runner().runTurn(
-        { ...request, session_id: this.deps.sessionId },
-        { signal: controller.signal, emit: (event) => mapper.map(event).forEach((podEvent) => this.emit(podEvent)) },
+      const result = await withCoalescedEmit(
+        (event) => mapper.map(event).forEach((podEvent) => this.emit(podEvent)),
+        { windowMs: this.deps.coalesceMs ?? 0 },
+        (emit) => this.deps.runner().runTurn({ ...request, session_id: this.deps.sessionId }, { signal: controller.signal, emit }),
       );
       if (result.pending_approval) {
         const { pending, events } = mapper.pendingCall(result.pending_approval.tool, result.pending_approval.args);

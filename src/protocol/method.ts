@@ -10,6 +10,8 @@ export interface MethodContext {
   log: Logger;
   /** Streams an event for this request (best-effort: may be dropped under backpressure). */
   emit(event: string, fields?: Record<string, unknown>): void;
+  /** True while output waits for the reader (it has not taken what was written). */
+  outputBusy?: () => boolean;
 }
 
 export interface MethodDefinition<Params = unknown> {

@@ -38,6 +38,7 @@ export class OutboundWriter {
   private pendingWrites = 0;
   private idleResolvers: Array<() => void> = [];
   private closed = false;
+  private draining = false;
   private readonly maxBytes: number;
   private readonly task: Promise<void>;
   readonly stats: WriterStats = { enqueued: 0, dropped: 0, batches: 0, bytesWritten: 0, discarded: 0, broken: false };
@@ -78,6 +79,11 @@ export class OutboundWriter {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.waiters.push({ line, resolve }));
+  }
+
+  /** Lines wait for the reader: queued, or the stream's buffer is full and we wait for `drain`. */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.draining;
   }
 
   /** Resolves true when everything queued so far reached the OS, false on timeout. */
@@ -164,7 +170,11 @@ export class OutboundWriter {
       this.markBroken(error);
       return;
     }
-    if (!ready && !this.stats.broken) await this.waitForDrain();
+    if (!ready && !this.stats.broken) {
+      this.draining = true;
+      await this.waitForDrain();
+      this.draining = false;
+    }
   }
 
   private waitForDrain(): Promise<void> {

@@ -70,6 +70,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
 
+  const outputBusy = (): boolean => writer.busy;
   const send = (frame: object, id: RequestId | null): Promise<void> => writer.push(encode(frame, id, logger) ?? internalErrorLine(dialect, id));
 
   /** Runs one call; resolves with its answer frame, or null for a notification. Never rejects. */
@@ -84,7 +85,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
         };
     try {
       const params = (call.params ?? {}) as Record<string, unknown>;
-      const result = await dispatch(methods, call.method, params, { id: call.id, signal: controller.signal, log, emit });
+      const result = await dispatch(methods, call.method, params, { id: call.id, signal: controller.signal, log, emit, outputBusy });
       return call.notification ? null : dialect.resultFrame(call.id, result);
     } catch (thrown) {
       const error = controller.signal.aborted && !(thrown instanceof RuntimeError) ? new RuntimeError("cancelled", "Request cancelled") : toRuntimeError(thrown);

@@ -38,7 +38,8 @@ before(async () => {
       res.end();
     })();
   });
-  const yaml = ["llama:", "  models:", "    remote:", "      engine: openai", `      base_url: ${upstream.baseUrl}`, "      model: test-model", "agents:", "  assistant:", "    model: remote", ""].join("\n");
+  // coalesce_ms 0: the test counts deltas one for one (merging would hide a lost one).
+  const yaml = ["stdio:", "  coalesce_ms: 0", "llama:", "  models:", "    remote:", "      engine: openai", `      base_url: ${upstream.baseUrl}`, "      model: test-model", "agents:", "  assistant:", "    model: remote", ""].join("\n");
   // A short stall limit, so the test also sees the stalled client disconnected; a queue with
   // headroom for a loaded CI machine (the stalled client still overflows it).
   pod = await startPod(yaml, [], { LOCAL_AI_POD_STALL_MS: "3000", LOCAL_AI_POD_QUEUE_LINES: "8192" });

@@ -29,13 +29,25 @@ describe("config", () => {
     assert.equal(config.http.port, 8080);
     assert.equal(config.http.bearer_token, null);
     assert.deepEqual(config.llama.models, {});
+    assert.equal(config.stdio.coalesce_ms, 4);
+    assert.equal(config.http.coalesce_ms, 4);
+  });
+
+  it("coalesce_ms: 0 turns merging off; negative, fractional or over 1000 ms are refused", () => {
+    const result = parseConfigText("stdio:\n  coalesce_ms: 0\nhttp:\n  coalesce_ms: 16\n", {}, "/base");
+    assert.ok(result.ok);
+    assert.equal(result.config.stdio.coalesce_ms, 0);
+    assert.equal(result.config.http.coalesce_ms, 16);
+    const problems = problemsOf("stdio:\n  coalesce_ms: -1\nhttp:\n  coalesce_ms: 2.5\n");
+    assert.deepEqual(problems.map((p) => [p.path, p.line]), [["stdio.coalesce_ms", 2], ["http.coalesce_ms", 4]]);
+    assert.deepEqual(problemsOf("stdio:\n  coalesce_ms: 5000\n").map((p) => p.path), ["stdio.coalesce_ms"]);
   });
 
   it("loads config.example.yaml without error and it documents every key", async () => {
     const state = await loadConfig({ flag: path.join(REPO, "config.example.yaml"), env: {} });
     assert.equal(state.status, "loaded", JSON.stringify(state));
     const text = await readFile(path.join(REPO, "config.example.yaml"), "utf8");
-    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes"]) {
+    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes", "coalesce_ms"]) {
       assert.match(text, new RegExp(`^[\\s#]*${key}:.*#`, "m"), `${key} has a comment`);
     }
   });

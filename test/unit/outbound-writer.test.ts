@@ -115,6 +115,21 @@ describe("OutboundWriter", () => {
     assert.equal(out.writes.length, 2, "the two queued while stalled went out as one batch");
   });
 
+  it("busy: true while lines wait for a stalled reader, false once it drained", async () => {
+    const out = new RecordingStream(1);
+    out.stalled = true;
+    const { logger } = captureLogger();
+    const writer = new OutboundWriter(out, { maxMessages: 100, logger });
+    assert.equal(writer.busy, false);
+    writer.offer(line(0));
+    await tick();
+    assert.equal(writer.busy, true, "waiting for drain");
+    out.release();
+    assert.equal(await writer.flush(1000), true);
+    await tick();
+    assert.equal(writer.busy, false);
+  });
+
   it("flush gives up after the timeout when the reader stays stalled", async () => {
     const out = new RecordingStream(1);
     out.stalled = true;

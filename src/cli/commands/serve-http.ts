@@ -68,6 +68,7 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
         allowedHosts: config.http.allowed_hosts,
         maxBodyBytes: config.http.max_body_bytes,
         sessionQueue: config.http.session_queue,
+        coalesceMs: config.http.coalesce_ms,
         ...keepAliveOverride(deps.env),
       };
 

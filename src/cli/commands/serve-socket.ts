@@ -60,7 +60,7 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
       const serving = startServerProcess({ level: config.app.log_level, env: deps.env });
       const { logger } = serving;
       const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
-      const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), limits: clientLimits(deps.env, config.stdio.max_line_bytes), logger });
+      const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), coalesceMs: config.stdio.coalesce_ms, limits: clientLimits(deps.env, config.stdio.max_line_bytes), logger });
       try {
         await server.listen();
         await server.restore();

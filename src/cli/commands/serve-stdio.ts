@@ -51,6 +51,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
             {
               server: { name: "local-ai", version: runtime.info.version },
               maxLineBytes: limits.maxLineBytes,
+              coalesceMs: limits.coalesceMs,
               runDoctor: (signal) => runtime.runDoctor(signal),
               sessionRunner: () => runtime.sessionRunner(),
               runPlan: (params, signal) => runtime.runPlan(params, signal),

@@ -76,6 +76,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate):
         start, identity, events, controller, release: cleanup, logger: log, degradationTier: tier,
         includeUsage: body.stream_options?.include_usage === true,
         keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
+        coalesceMs: deps.settings.coalesceMs ?? 0,
         maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
       });
     }

@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
+import type { EmitEvent } from "../../agent/events.js";
 import { completionObject, chunkObject, toolCallChunks, usageChunk, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
 import { toOpenAiError } from "../openai/errors.js";
 import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
@@ -12,6 +14,8 @@ export interface StreamTurnOptions {
   includeUsage: boolean;
   controller: AbortController;
   keepAliveMs: number;
+  /** Text deltas within this many ms leave as one chunk (0 = one per engine chunk). */
+  coalesceMs: number;
   maxPendingBytes: number;
   degradationTier: () => string;
   release: () => void;
@@ -46,13 +50,12 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
   });
   let markStarted: () => void = () => undefined;
   const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
-  const turn = options.start({
-    signal: controller.signal,
-    emit: (event) => {
-      for (const frame of framesFor(event, ctx)) frames.push(frame);
-      if (event.event === "run_start") markStarted();
-    },
-  });
+  const sink: EmitEvent = (event) => {
+    for (const frame of framesFor(event, ctx)) frames.push(frame);
+    if (event.event === "run_start") markStarted();
+  };
+  // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).
+  const turn = withCoalescedEmit(sink, { windowMs: options.coalesceMs, busy: () => frames.backlogged }, (emit) => options.start({ signal: controller.signal, emit }));
   let outcome: "started" | TurnOutcome;
   try {
     outcome = await Promise.race([started, turn]);

@@ -48,6 +48,11 @@ export class FrameStream {
     this.armKeepAlive();
   }
 
+  /** Frames are queued that the client has not pulled yet. */
+  get backlogged(): boolean {
+    return this.queue.length > 0;
+  }
+
   get isCancelled(): boolean {
     return this.cancelled;
   }
@@ -85,8 +90,12 @@ export class FrameStream {
   }
 
   private armKeepAlive(): void {
-    this.stopKeepAlive();
     if (this.ended) return;
+    // Every frame re-arms the timer: refresh() reuses it instead of a new timer per token.
+    if (this.keepAlive !== undefined) {
+      this.keepAlive.refresh();
+      return;
+    }
     this.keepAlive = setTimeout(() => this.push(KEEP_ALIVE_FRAME), this.options.keepAliveMs);
     // A keep-alive must never hold the process open on its own.
     this.keepAlive.unref();

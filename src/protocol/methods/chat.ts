@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
@@ -19,17 +20,22 @@ export const chatParams = z
   })
   .loose();
 
-/** Seed 000 `chat`: one agent turn; AgentLoop events stream before the result. */
-export function chatMethod(runner: () => SessionRunner): MethodDefinition<never> {
+/**
+ * Seed 000 `chat`: one agent turn; AgentLoop events stream before the result. Text deltas within
+ * `coalesceMs` of each other leave as one event (stdio.coalesce_ms; 0 = one per engine chunk).
+ */
+export function chatMethod(runner: () => SessionRunner, coalesceMs = 0): MethodDefinition<never> {
   return defineMethod({
     params: chatParams,
     handle: async (params, context) =>
-      runner().runTurn(params, {
-        signal: context.signal,
-        emit: (event) => {
+      withCoalescedEmit(
+        (event) => {
           const { name, fields } = toEventFields(event);
           context.emit(name, fields);
         },
-      }),
+        // The writer's backlog (a host reading slower than tokens arrive) holds merged text back.
+        { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
+        (emit) => runner().runTurn(params, { signal: context.signal, emit }),
+      ),
   });
 }

@@ -16,6 +16,8 @@ import { warmUpMethod } from "./warm-up.js";
 export interface V1Services {
   server: { name: string; version: string };
   maxLineBytes: number;
+  /** stdio.coalesce_ms: the merge window for a chat's text deltas (0 = off). */
+  coalesceMs?: number;
   runDoctor(signal: AbortSignal): Promise<unknown>;
   runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
   /** Throws config_missing / config_invalid when there is no valid config. */
@@ -34,7 +36,7 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
-  table.set("chat", chatMethod(() => services.sessionRunner()));
+  table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0));
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("shutdown", shutdownMethod(control));
