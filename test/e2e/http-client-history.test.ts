@@ -57,8 +57,9 @@ describe("a conversation kept by the client (embedded engine)", () => {
         messages.push({ role: "assistant", content: answer });
       }
       assert.ok((prompts[1] ?? 0) > (prompts[0] ?? 0) + 10 && (prompts[2] ?? 0) > (prompts[1] ?? 0) + 10, `each turn carries the ones before: ${prompts.join(" -> ")}`);
-      // The conversation so far is still in the sequence's KV cache: only the new part is evaluated.
-      for (const turn of [1, 2]) assert.ok((cached[turn] ?? 0) > 0 && (cached[turn] ?? 0) < (prompts[turn] ?? 0), `cached ${cached.join(",")} of ${prompts.join(",")}`);
+      // The conversation so far is still in a sequence's KV cache: only the new part is evaluated
+      // (the second client replays the first one's conversation, so all of it may be cached).
+      for (const turn of [1, 2]) assert.ok((cached[turn] ?? 0) >= (prompts[turn - 1] ?? 0) && (cached[turn] ?? 0) <= (prompts[turn] ?? 0), `cached ${cached.join(",")} of ${prompts.join(",")}`);
     }
     assert.deepEqual(await sessionsOf(embedded), []);
   });
