@@ -20,11 +20,11 @@ export const chatParams = z
   .loose();
 
 /** Seed 000 `chat`: one agent turn; AgentLoop events stream before the result. */
-export function chatMethod(runner: () => SessionRunner): MethodDefinition<never> {
+export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>): MethodDefinition<never> {
   return defineMethod({
     params: chatParams,
     handle: async (params, context) =>
-      runner().runTurn(params, {
+      (await runner()).runTurn(params, {
         signal: context.signal,
         emit: (event) => {
           const { name, fields } = toEventFields(event);
