@@ -1,10 +1,10 @@
-import type { ConfigState } from "../config/load-config.js";
-import { stdioSchema } from "../config/schema.js";
+import type { ConfigState } from "../config/read-config-file.js";
+import { STDIO_DEFAULTS } from "../config/stdio-defaults.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 
-/** serve-stdio's line, queue and shutdown limits; the defaults when the config is missing or invalid (a broken config must never kill serve-stdio). */
-export function stdioLimitsOf(configState: ConfigState): StdioLimits {
-  const stdio = configState.status === "loaded" ? configState.config.stdio : stdioSchema.parse({});
+/** serve-stdio's line, queue and shutdown limits; the defaults when the config is missing, invalid or not parsed yet (null) (a broken config must never kill serve-stdio). */
+export function stdioLimitsOf(configState: ConfigState | null): StdioLimits {
+  const stdio = configState?.status === "loaded" ? configState.config.stdio : STDIO_DEFAULTS;
   return {
     maxLineBytes: stdio.max_line_bytes,
     writerQueueSize: stdio.writer_queue_size,

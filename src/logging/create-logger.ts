@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
-import { LOG_LEVELS, type LogLevel } from "../config/schema.js";
+import { LOG_LEVELS, type LogLevel } from "../config/log-levels.js";
 
 export type { Logger } from "pino";
 

@@ -3,14 +3,14 @@ import { lazyRuntime } from "../../app/lazy-runtime.js";
 import { reportConfigState } from "../../app/report-config.js";
 import { startServerProcess } from "../../app/server-process.js";
 import { stdioLimitsOf } from "../../app/stdio-limits.js";
-import { applyMcpConfig } from "../../config/apply-mcp-config.js";
-import { loadConfig } from "../../config/load-config.js";
+import { resolveLogLevel } from "../../logging/create-logger.js";
 import { createV1Methods } from "../../protocol/methods/v1-methods.js";
 import { jsonRpcDialect } from "../../protocol/jsonrpc/jsonrpc-dialect.js";
 import { runStdioServer } from "../../protocol/stdio-server.js";
 import { v1Dialect } from "../../protocol/v1/v1-dialect.js";
 import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
+import { openStdioConfig } from "../stdio-config.js";
 
 export interface ServeStdioOptions {
   config?: string;
@@ -27,15 +27,19 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
     return;
   }
   const wire = options.protocol;
-  const configState = await applyMcpConfig(await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd }), options.mcpConfig, deps.env, deps.cwd);
-  const serving = startServerProcess({ level: configState.status === "loaded" ? configState.config.app.log_level : undefined, env: deps.env });
+  const config = await openStdioConfig(options, deps);
+  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env });
   const { logger } = serving;
   const info = readPackageInfo();
-  reportConfigState(configState, logger);
   // Built on the first method that needs it: ping and initialize never load the engines or the MCP client.
-  const runtime = lazyRuntime({ configState, logger, info, env: deps.env, configReported: true });
-  const limits = stdioLimitsOf(configState);
-  logger.info({ version: info.version, protocol: wire, config: configState.path, config_status: configState.status }, "serve-stdio started");
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
+  const limits = stdioLimitsOf(config.early);
+  // Logged once the config is parsed (at once, or in the background while ping is answered).
+  void config.state.then((configState) => {
+    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
+    reportConfigState(configState, logger);
+    logger.info({ version: info.version, protocol: wire, config: configState.path, config_status: configState.status }, "serve-stdio started");
+  });
   const result = await runStdioServer({
     input: process.stdin,
     output: process.stdout,

@@ -1,8 +1,6 @@
-import { z } from "zod";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
-const params = z.object({ agent: z.string().optional() }).loose();
 
 /**
  * The seed's "explicit warm-up": loads the agent's model and starts the MCP servers now, so the
@@ -10,7 +8,7 @@ const params = z.object({ agent: z.string().optional() }).loose();
  */
 export function warmUpMethod(runner: () => SessionRunner | Promise<SessionRunner>): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("./params-schemas.js").then((schemas) => schemas.warmUpParams),
     handle: async (input, context) => {
       const started = Date.now();
       await (await runner()).warmUp(input.agent, context.signal);
