@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { SessionRunner } from "../agent/session-runner.js";
 import { requireConfig, type ConfigState } from "../config/load-config.js";
-import { stdioSchema, type Config } from "../config/schema.js";
+import type { Config } from "../config/schema.js";
 import type { EngineRegistry } from "../engine/create-engine.js";
 import type { EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
@@ -13,6 +13,8 @@ import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
+import { reportConfigState } from "./report-config.js";
+import { stdioLimitsOf } from "./stdio-limits.js";
 
 /** Readiness facts for serve-http's /health (the HTTP layer decides the status from them). */
 export interface RuntimeHealthSnapshot {
@@ -28,6 +30,8 @@ export interface RuntimeOptions {
   logger: Logger;
   info: PackageInfo;
   env: Readonly<Record<string, string | undefined>>;
+  /** The front door already logged what is wrong with the config (serve-stdio does, at start). */
+  configReported?: boolean;
 }
 
 /**
@@ -64,13 +68,7 @@ function defaultAgentModel(config: Config): string | undefined {
 
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { configState, logger, info, env } = options;
-  if (configState.status === "missing") {
-    logger.warn({ path: configState.path }, "no config file; methods that need one will answer config_missing");
-  } else if (configState.status === "invalid") {
-    logger.warn({ path: configState.path, problems: configState.problems }, "config is invalid; methods that need it will answer config_invalid");
-  }
-  // Stdio limits work without a valid config: a broken config must never kill serve-stdio.
-  const stdio = configState.status === "loaded" ? configState.config.stdio : stdioSchema.parse({});
+  if (options.configReported !== true) reportConfigState(configState, logger);
   // One node-llama-cpp for the process: the embedded engine, plan and doctor share it.
   const llama = new LlamaRuntime(logger);
   const loadLlama = (): ReturnType<LlamaRuntime["get"]> => llama.get();
@@ -88,14 +86,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const model = params.all === true ? undefined : (params.model ?? defaultAgentModel(config));
       return planModels(config, { logger, env, llama: loadLlama, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
     },
-    stdioLimits: () => ({
-      maxLineBytes: stdio.max_line_bytes,
-      writerQueueSize: stdio.writer_queue_size,
-      flushTimeoutMs: stdio.flush_timeout_ms,
-      shutdownGraceMs: stdio.shutdown_grace_ms,
-      maxInFlight: 256,
-      coalesceMs: stdio.coalesce_ms,
-    }),
+    stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,
     warmUpAll: async (signal) => {

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
@@ -8,46 +7,22 @@ import { substituteEnv } from "./env-substitute.js";
 import { resolveConfigPaths } from "./resolve-paths.js";
 import { configSchema, type Config } from "./schema.js";
 import { lineOfPath } from "./yaml-locator.js";
+import { readConfigFile, type ConfigFile, type ConfigState, type LocateOptions } from "./read-config-file.js";
 
-export type ConfigSource = "flag" | "env" | "default";
-
-export type ConfigState =
-  | { status: "loaded"; path: string; source: ConfigSource; config: Config }
-  | { status: "missing"; path: string; source: ConfigSource }
-  | { status: "invalid"; path: string; source: ConfigSource; problems: ConfigProblem[] };
-
-export interface LocateOptions {
-  /** `--config F` */
-  flag?: string | undefined;
-  env?: Readonly<Record<string, string | undefined>>;
-  cwd?: string;
-}
-
-/** `--config F`, then `LOCAL_AI_CONFIG`, then `./config.yaml`. */
-export function locateConfig(options: LocateOptions): { path: string; source: ConfigSource } {
-  const cwd = options.cwd ?? process.cwd();
-  if (options.flag !== undefined && options.flag !== "") return { path: path.resolve(cwd, options.flag), source: "flag" };
-  const fromEnv = options.env?.LOCAL_AI_CONFIG;
-  if (fromEnv !== undefined && fromEnv !== "") return { path: path.resolve(cwd, fromEnv), source: "env" };
-  return { path: path.resolve(cwd, "config.yaml"), source: "default" };
-}
+export { locateConfig, readConfigFile, type ConfigFile, type ConfigSource, type ConfigState, type LocateOptions } from "./read-config-file.js";
 
 /** Never throws for a bad or missing file: the state says what is wrong, so servers can still start. */
 export async function loadConfig(options: LocateOptions = {}): Promise<ConfigState> {
   const env = options.env ?? process.env;
-  const { path: file, source } = locateConfig({ ...options, env });
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { status: "missing", path: file, source };
-    const reason = (error as Error).message;
-    return { status: "invalid", path: file, source, problems: [{ path: "", message: `cannot read the file: ${reason}` }] };
-  }
-  const result = parseConfigText(text, env, path.dirname(file));
-  return result.ok
-    ? { status: "loaded", path: file, source, config: result.config }
-    : { status: "invalid", path: file, source, problems: result.problems };
+  const file = await readConfigFile({ ...options, env });
+  return file.status === "read" ? parseConfigFile(file, env) : file;
+}
+
+/** The state of a config file already read. */
+export function parseConfigFile(file: ConfigFile & { status: "read" }, env: Readonly<Record<string, string | undefined>>): ConfigState {
+  const result = parseConfigText(file.text, env, path.dirname(file.path));
+  const { path: filePath, source } = file;
+  return result.ok ? { status: "loaded", path: filePath, source, config: result.config } : { status: "invalid", path: filePath, source, problems: result.problems };
 }
 
 export type ParseResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };

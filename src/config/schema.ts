@@ -1,17 +1,18 @@
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./log-levels.js";
+import { STDIO_DEFAULTS } from "./stdio-defaults.js";
 
 /**
  * The config contract (see docs/config.md). Objects are strict: a misspelt key is reported,
  * never silently ignored. `.prefault({})` runs a missing section through its own defaults.
  */
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 const MiB = 1024 * 1024;
 
 const positiveInt = z.number().int().positive();
 const port = z.number().int().min(1).max(65535);
 /** A merge window for streamed text: a few ms is invisible to a reader (a UI frame is 16 ms). */
-const coalesceMs = z.number().int().min(0).max(1000).default(4);
+const coalesceMs = z.number().int().min(0).max(1000).default(STDIO_DEFAULTS.coalesce_ms);
 
 export const appSchema = z.strictObject({
   data_dir: z.string().min(1).default("./.local-ai"),
@@ -24,13 +25,13 @@ export const appSchema = z.strictObject({
 
 export const stdioSchema = z.strictObject({
   /** Longest accepted request line in bytes; longer lines are discarded and answered with invalid_request. */
-  max_line_bytes: z.number().int().min(1024).default(8 * MiB),
+  max_line_bytes: z.number().int().min(1024).default(STDIO_DEFAULTS.max_line_bytes),
   /** Outbound queue bound (messages); events beyond it are dropped, results wait. */
-  writer_queue_size: z.number().int().min(1).default(1024),
+  writer_queue_size: z.number().int().min(1).default(STDIO_DEFAULTS.writer_queue_size),
   /** How long shutdown waits for the outbound queue to drain. */
-  flush_timeout_ms: z.number().int().min(0).default(2000),
+  flush_timeout_ms: z.number().int().min(0).default(STDIO_DEFAULTS.flush_timeout_ms),
   /** How long shutdown waits for in-flight requests before cancelling them. */
-  shutdown_grace_ms: z.number().int().min(0).default(5000),
+  shutdown_grace_ms: z.number().int().min(0).default(STDIO_DEFAULTS.shutdown_grace_ms),
   /**
    * Text deltas of a turn that arrive within this many ms of the last one sent leave merged as one
    * `llm_chunk` / `thinking_chunk` (the first of a step is never delayed). 0 = one event per engine
@@ -150,5 +151,4 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export { LOG_LEVELS };
+export { LOG_LEVELS, type LogLevel };

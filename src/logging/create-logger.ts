@@ -1,6 +1,6 @@
+import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
-import pretty from "pino-pretty";
-import { LOG_LEVELS, type LogLevel } from "../config/schema.js";
+import { LOG_LEVELS, type LogLevel } from "../config/log-levels.js";
 
 export type { Logger } from "pino";
 
@@ -29,6 +29,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.destination !== undefined) return pino(base, options.destination);
   const usePretty = options.pretty ?? (process.stderr.isTTY === true);
   if (usePretty) {
+    // Loaded only on a TTY (hosts and scripts pipe stderr): it costs tens of ms at start. It is
+    // CommonJS, so a synchronous require keeps createLogger synchronous.
+    const pretty = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
     return pino(base, pretty({ destination: 2, sync: true, colorize: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" }));
   }
   // Async, bounded: a host that stops reading stderr must not stall the loop or grow memory unboundedly.

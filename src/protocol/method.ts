@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import type { z } from "zod";
 import type { RequestId } from "./messages.js";
 
 /** What a method handler may do besides returning its result. */
@@ -14,8 +13,17 @@ export interface MethodContext {
   outputBusy?: () => boolean;
 }
 
+/** What params validation needs. A zod schema is one; `noParams` is one without zod. */
+export interface ParamsSchema<Params> {
+  safeParse(input: unknown): { success: true; data: Params } | { success: false; error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } };
+}
+
 export interface MethodDefinition<Params = unknown> {
-  params: z.ZodType<Params>;
+  /**
+   * The schema, or a loader called on the method's first use: zod schemas live in
+   * methods/params-schemas.ts, imported only then, so `ping` never loads zod (cold start).
+   */
+  params: ParamsSchema<Params> | (() => Promise<ParamsSchema<Params>>);
   handle(params: Params, context: MethodContext): Promise<unknown>;
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
 import { RuntimeError, toRuntimeError } from "../shared/runtime-error.js";
 import type { InboundCall, StdioDialect } from "./dialect.js";
-import { dispatch } from "./dispatcher.js";
+import { createDispatcher } from "./dispatcher.js";
 import { InFlightRequests } from "./in-flight.js";
 import { readLines, type LineItem } from "../shared/line-splitter.js";
 import type { RequestId } from "./messages.js";
@@ -66,6 +66,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
     wakeStop();
   };
   const methods = options.methods({ requestShutdown, inFlight });
+  const dispatch = createDispatcher(methods);
   const onAbort = (): void => requestShutdown(typeof options.signal?.reason === "string" ? options.signal.reason : "signal");
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -85,7 +86,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
         };
     try {
       const params = (call.params ?? {}) as Record<string, unknown>;
-      const result = await dispatch(methods, call.method, params, { id: call.id, signal: controller.signal, log, emit, outputBusy });
+      const result = await dispatch(call.method, params, { id: call.id, signal: controller.signal, log, emit, outputBusy });
       return call.notification ? null : dialect.resultFrame(call.id, result);
     } catch (thrown) {
       const error = controller.signal.aborted && !(thrown instanceof RuntimeError) ? new RuntimeError("cancelled", "Request cancelled") : toRuntimeError(thrown);

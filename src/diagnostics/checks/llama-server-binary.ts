@@ -1,4 +1,3 @@
-import { execa } from "execa";
 import type { Config } from "../../config/schema.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
@@ -36,6 +35,8 @@ export async function checkLlamaServerBinary(config: Config, options: LlamaServe
 
 async function runVersion(file: string, data: Record<string, unknown>, options: LlamaServerBinaryCheckOptions): Promise<CheckResult> {
   const timeoutMs = options.versionTimeoutMs ?? VERSION_TIMEOUT_MS;
+  // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
+  const { execa } = await import("execa");
   const subprocess = execa(file, ["--version"], {
     reject: false,
     // Output is captured, never inherited: in stdio mode our stdout carries the protocol.

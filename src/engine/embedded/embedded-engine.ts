@@ -9,6 +9,7 @@ import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import { SharedLoad, type LoadContext } from "./shared-load.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
@@ -39,11 +40,10 @@ export class EmbeddedEngine implements Engine {
   readonly kind = "embedded";
   /** Node-llama-cpp 3 has no image input here, and it can offer functions but not force a call. */
   readonly capabilities = { images: false, requiredToolChoice: false };
-  private loading: Promise<Loaded> | null = null;
-  private loaded: Loaded | null = null;
+  /** The model load: shared by concurrent first callers, with a lifetime of its own (shared-load.ts). */
+  private readonly model = new SharedLoad<Loaded>((context) => this.loadRecordingError(context));
   private lastError: string | null = null;
   private readonly active = new Set<AbortController>();
-  private closed = false;
   /** Created with the first embeddings request on the loaded model (its context is lazy too). */
   private embedder: EmbeddedEmbedder | null = null;
 
@@ -63,8 +63,9 @@ export class EmbeddedEngine implements Engine {
   }
 
   health(): EngineHealth {
-    if (this.loaded) return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: this.loaded.pool.available, model: this.config.path } };
-    if (this.loading) return { state: "starting", degradationTier: "NORMAL" };
+    const loaded = this.model.current;
+    if (loaded) return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: loaded.pool.available, model: this.config.path } };
+    if (this.model.inProgress) return { state: "starting", degradationTier: "NORMAL" };
     if (this.lastError !== null) return { state: "down", degradationTier: "NORMAL", detail: this.lastError };
     return { state: "stopped", degradationTier: "NORMAL" };
   }
@@ -96,57 +97,55 @@ export class EmbeddedEngine implements Engine {
   }
 
   contextLength(): number | null {
-    return this.loaded?.context.contextSize ?? null;
+    return this.model.current?.context.contextSize ?? null;
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     for (const controller of this.active) controller.abort("engine closing");
     await this.embedder?.dispose();
     this.embedder = null;
-    const loaded = this.loaded ?? (await this.loading?.catch(() => null)) ?? null;
-    this.loaded = null;
-    this.loading = null;
+    // Aborts a load in progress (its own signal) and hands back a finished one to dispose.
+    const loaded = await this.model.close();
     if (loaded) {
       await loaded.context.dispose();
       await loaded.model.dispose();
     }
   }
 
+  /** Waits for the shared load on behalf of one caller; the caller's abort rejects only its own wait. */
   private ensureLoaded(options: WarmUpOptions = {}): Promise<Loaded> {
-    if (this.closed) return Promise.reject(new RuntimeError("shutting_down", "The engine is closed"));
-    if (this.loaded) return Promise.resolve(this.loaded);
-    this.loading ??= this.load(options).then(
-      (loaded) => {
-        this.loaded = loaded;
-        this.lastError = null;
-        return loaded;
-      },
-      (error: unknown) => {
-        this.loading = null; // a failed warm-up may be retried
-        this.lastError = error instanceof Error ? error.message : String(error);
-        throw error;
-      },
-    );
-    return this.loading;
+    return this.model.get(options);
   }
 
-  private async load(options: WarmUpOptions): Promise<Loaded> {
+  private async loadRecordingError(context: LoadContext): Promise<Loaded> {
+    try {
+      const loaded = await this.load(context);
+      this.lastError = null;
+      return loaded;
+    } catch (error) {
+      this.lastError = error instanceof Error ? error.message : String(error);
+      throw error;
+    }
+  }
+
+  private async load(options: LoadContext): Promise<Loaded> {
     const path = this.config.path;
     if (path === null) throw new RuntimeError("config_invalid", `llama.models.${this.modelName}.path is required for the embedded engine`);
     await this.deps.validateModel?.(path);
     const { module, llama } = await this.deps.llama.get();
+    if (options.signal.aborted) throw new RuntimeError("shutting_down", "Model load stopped: the engine is closing");
     const started = Date.now();
     let model: LlamaModel;
     try {
       model = await llama.loadModel({
         modelPath: path,
         gpuLayers: this.config.gpu_layers,
-        ...(options.signal ? { loadSignal: options.signal } : {}),
-        onLoadProgress: (progress) => options.onProgress?.({ phase: "loading", progress }),
+        loadSignal: options.signal,
+        onLoadProgress: (progress) => options.onProgress({ phase: "loading", progress }),
       });
     } catch (error) {
-      if (options.signal?.aborted) throw new RuntimeError("cancelled", "Model load cancelled", { cause: error });
+      // Only close() aborts the shared load (a caller's cancel leaves it running for the others).
+      if (options.signal.aborted) throw new RuntimeError("shutting_down", "Model load stopped: the engine is closing", { cause: error });
       throw new RuntimeError("model_missing", `Cannot load model ${path}: ${(error as Error).message}`, { cause: error });
     }
     const threads = this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;

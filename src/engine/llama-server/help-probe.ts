@@ -1,7 +1,6 @@
 // Which flags a llama-server build supports, read from its own `--help` once per binary
 // (keyed by path, mtime and size, so a rebuilt binary is probed again).
 import { stat } from "node:fs/promises";
-import { execa } from "execa";
 import type { Logger } from "../../logging/create-logger.js";
 import { childEnv } from "./child-env.js";
 import { BASELINE_SUPPORTED_FLAGS, parseHelpFlags } from "./server-args.js";
@@ -25,6 +24,8 @@ export async function probeSupportedFlags(binary: string, logger?: Logger): Prom
 }
 
 async function runProbe(binary: string, logger?: Logger): Promise<ReadonlySet<string>> {
+  // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
+  const { execa } = await import("execa");
   const result = await execa(binary, ["--help"], {
     reject: false,
     all: true,

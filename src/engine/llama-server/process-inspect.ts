@@ -2,7 +2,6 @@
 // servers found through the pid file. Our own children are stopped through server-process.ts.
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { execa } from "execa";
 import { delay as sleep } from "../../shared/abort.js";
 
 /** argv of a live process, or null when it is gone or cannot be read. */
@@ -17,6 +16,8 @@ export async function readCommandLine(pid: number): Promise<string[] | null> {
     if (process.platform === "linux" || code !== "ENOENT") return null;
   }
   // No /proc (macOS): ps gives the command line joined by spaces, good enough for the checks.
+  // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
+  const { execa } = await import("execa");
   const result = await execa("ps", ["-o", "args=", "-p", String(pid)], { reject: false, stdin: "ignore", timeout: 5000 });
   const line = result.exitCode === 0 && typeof result.stdout === "string" ? result.stdout.trim() : "";
   return line === "" ? null : line.split(/\s+/);

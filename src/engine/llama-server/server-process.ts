@@ -1,7 +1,7 @@
 // One llama-server child: spawned detached (its own process group, so a stop reaches anything
 // it forks), stdin ignored, env allow-listed, stdout/stderr drained line by line into our
 // logger and a bounded tail. Stopping is TERM to the group, then KILL after a grace period.
-import { execa, type Result } from "execa";
+import type { Result } from "execa";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { childEnv } from "./child-env.js";
@@ -61,6 +61,8 @@ export class ServerProcess {
   /** Spawns the child; throws binary_missing / engine_unavailable when it cannot even start. */
   static async spawn(options: ServerProcessOptions): Promise<ServerProcess> {
     const { logger, tail } = options;
+    // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
+    const { execa } = await import("execa");
     const subprocess = execa(options.binary, options.args, {
       detached: true,
       cleanup: false, // we stop the group ourselves; execa's cleanup would only signal the leader

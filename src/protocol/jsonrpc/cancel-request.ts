@@ -1,10 +1,8 @@
-import { z } from "zod";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
 
 export const CANCEL_NOTIFICATION = "$/cancelRequest";
 
-const params = z.object({ id: z.union([z.string(), z.number()]) }).loose();
 
 /**
  * `$/cancelRequest {id}` (the LSP convention seed 003 names): aborts the in-flight request with that
@@ -13,7 +11,7 @@ const params = z.object({ id: z.union([z.string(), z.number()]) }).loose();
  */
 export function cancelRequestMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("../methods/params-schemas.js").then((schemas) => schemas.cancelRequestParams),
     handle: async (input, context) => {
       const target = control.inFlight.get(input.id);
       if (target === undefined) {

@@ -1,9 +1,7 @@
-import { z } from "zod";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
 
-const params = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).loose();
 
 /**
  * Seed 000 `cancel`: aborts an in-flight chat by request id; the chat then answers `cancelled`.
@@ -11,7 +9,7 @@ const params = z.object({ request_id: z.union([z.string(), z.number()]).optional
  */
 export function cancelMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("./params-schemas.js").then((schemas) => schemas.cancelParams),
     handle: async (input, context) => {
       const chats = control.inFlight.list("chat");
       let target;

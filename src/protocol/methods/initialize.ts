@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { CANCEL_NOTIFICATION } from "../jsonrpc/cancel-request.js";
 import { EVENT_NOTIFICATION } from "../jsonrpc/jsonrpc-dialect.js";
@@ -6,12 +5,6 @@ import { defineMethod, type MethodDefinition } from "../method.js";
 
 export const SUPPORTED_PROTOCOL_VERSIONS = [1] as const;
 
-const params = z
-  .object({
-    protocol_versions: z.array(z.union([z.number().int(), z.string()])).optional(),
-    client: z.object({ name: z.string().optional(), version: z.string().optional() }).loose().optional(),
-  })
-  .loose();
 
 export interface InitializeDeps {
   server: { name: string; version: string };
@@ -25,7 +18,7 @@ export interface InitializeDeps {
 /** Picks the highest version both sides speak; hosts that send none get v1. */
 export function initializeMethod(deps: InitializeDeps): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("./params-schemas.js").then((schemas) => schemas.initializeParams),
     handle: async (input, context) => {
       const offered = input.protocol_versions ?? [1];
       const numeric = offered.map((version) => (typeof version === "string" ? Number(version) : version));

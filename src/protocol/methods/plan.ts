@@ -1,19 +1,11 @@
-import { z } from "zod";
+import type { z } from "zod";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
-const params = z
-  .object({
-    /** Plan only this model (a key under llama.models). */
-    model: z.string().min(1).optional(),
-    /** Plan every configured model. */
-    all: z.boolean().optional(),
-  })
-  .loose()
-  .refine((input) => !(input.model !== undefined && input.all === true), { message: "give either model or all: true, not both", path: ["all"] });
+import type { planParams } from "./params-schemas.js";
 
-export type PlanParams = z.output<typeof params>;
+export type PlanParams = z.output<typeof planParams>;
 
 /** Which models a `plan` request covers: `{}` the default agent's model, `{model}` one, `{all: true}` every one. */
 export interface PlanSelection {
@@ -29,7 +21,7 @@ export interface PlanSelection {
  */
 export function planMethod(runPlan: (selection: PlanSelection, signal: AbortSignal) => Promise<ModelPlanReport>): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("./params-schemas.js").then((schemas) => schemas.planParams),
     handle: async (input, context) => {
       const selection: PlanSelection = input.all === true ? { all: true } : input.model !== undefined ? { model: input.model } : {};
       const report = await runPlan(selection, context.signal);

@@ -20,8 +20,8 @@ export interface V1Services {
   coalesceMs?: number;
   runDoctor(signal: AbortSignal): Promise<unknown>;
   runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
-  /** Throws config_missing / config_invalid when there is no valid config. */
-  sessionRunner(): SessionRunner;
+  /** Throws (or rejects with) config_missing / config_invalid when there is no valid config; may build the runtime first. */
+  sessionRunner(): SessionRunner | Promise<SessionRunner>;
 }
 
 /**

@@ -1,19 +1,17 @@
-import { z } from "zod";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
-const params = z.object({ agent: z.string().optional() }).loose();
 
 /**
  * The seed's "explicit warm-up": loads the agent's model and starts the MCP servers now, so the
  * first chat does not pay for it. Shared with (and idempotent against) a concurrent first chat.
  */
-export function warmUpMethod(runner: () => SessionRunner): MethodDefinition<never> {
+export function warmUpMethod(runner: () => SessionRunner | Promise<SessionRunner>): MethodDefinition<never> {
   return defineMethod({
-    params,
+    params: () => import("./params-schemas.js").then((schemas) => schemas.warmUpParams),
     handle: async (input, context) => {
       const started = Date.now();
-      await runner().warmUp(input.agent, context.signal);
+      await (await runner()).warmUp(input.agent, context.signal);
       return { status: "ok", ms: Date.now() - started };
     },
   });

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
@@ -80,7 +80,7 @@ export class McpConnection {
       // tool may run, and a server that takes longer to start than that must still come back.
       session = await this.ready(signal);
     } catch (error) {
-      return isAborted(signal) ? cancelledResult() : this.failure(error);
+      return isAborted(signal) ? cancelledResult() : this.failure(error, await sdkTypes());
     }
     const timeoutMs = this.config.timeout_ms;
     const deadline = AbortSignal.timeout(timeoutMs);
@@ -91,10 +91,11 @@ export class McpConnection {
       return toToolCallResult(result, this.deps.maxOutputBytes);
     } catch (error) {
       if (isAborted(signal)) return cancelledResult();
+      const { ErrorCode, McpError } = await sdkTypes();
       if (deadline.aborted || (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout))) {
         return timeoutResult(label, timeoutMs);
       }
-      return this.failure(error);
+      return this.failure(error, { ErrorCode, McpError });
     }
   }
 
@@ -108,7 +109,7 @@ export class McpConnection {
     await this.closeAll();
   }
 
-  private failure(error: unknown): ToolCallResult {
+  private failure(error: unknown, { ErrorCode, McpError }: SdkTypes): ToolCallResult {
     if (this.state === "closed") return errorResult("the tool provider is closed", false);
     if (error instanceof CrashReport) return errorResult(error.message, true);
     const connectionLost = error instanceof McpError && error.code === Number(ErrorCode.ConnectionClosed);
@@ -215,3 +216,10 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 
 /** A crash noticed between calls, reported by the next call. */
 class CrashReport extends Error {}
+
+type SdkTypes = Pick<typeof import("@modelcontextprotocol/sdk/types.js"), "ErrorCode" | "McpError">;
+
+/** The SDK's error classes, for telling errors apart; imported when needed (the SDK stays off start-up paths). */
+function sdkTypes(): Promise<SdkTypes> {
+  return import("@modelcontextprotocol/sdk/types.js");
+}

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
@@ -40,6 +40,8 @@ export interface OpenSessionOptions {
  */
 export async function openSession(options: OpenSessionOptions, register: (session: McpSession) => void): Promise<McpSession> {
   const { server, config, logger } = options;
+  // The MCP SDK (~150 ms of imports) loads with the first server started, never at process start.
+  const [{ Client }, { StdioClientTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]);
   const transport = new StdioClientTransport({
     command: config.command,
     args: config.args,

@@ -1,0 +1,47 @@
+import { z } from "zod";
+
+/**
+ * The zod params schemas of the stdio methods, in one module that each method imports on its
+ * first call (see `MethodDefinition.params`): zod and the schema construction stay off the path
+ * of `ping`, the first thing a host times. The types are imported with `import type`.
+ */
+
+export const initializeParams = z
+  .object({
+    protocol_versions: z.array(z.union([z.number().int(), z.string()])).optional(),
+    client: z.object({ name: z.string().optional(), version: z.string().optional() }).loose().optional(),
+  })
+  .loose();
+
+const contentPart = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string() }) }),
+]);
+
+export const chatParams = z
+  .object({
+    user_id: z.string().optional(),
+    session_id: z.string().optional(),
+    agent: z.string().optional(),
+    input: z.union([z.string(), z.array(contentPart)]).default(""),
+    resume: z.boolean().default(false),
+    approve_execution: z.boolean().default(false),
+  })
+  .loose();
+
+export const planParams = z
+  .object({
+    /** Plan only this model (a key under llama.models). */
+    model: z.string().min(1).optional(),
+    /** Plan every configured model. */
+    all: z.boolean().optional(),
+  })
+  .loose()
+  .refine((input) => !(input.model !== undefined && input.all === true), { message: "give either model or all: true, not both", path: ["all"] });
+
+export const warmUpParams = z.object({ agent: z.string().optional() }).loose();
+
+export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).loose();
+
+/** JSON-RPC `$/cancelRequest {id}`. */
+export const cancelRequestParams = z.object({ id: z.union([z.string(), z.number()]) }).loose();
