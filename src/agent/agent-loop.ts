@@ -6,6 +6,7 @@ import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { EmitEvent, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
 import { renderForModel } from "./prompt.js";
+import { toolSpecsOf } from "./turn-settings.js";
 import { settleToolCalls } from "./tool-step.js";
 import { unansweredCalls, type TurnState } from "./turn-state.js";
 
@@ -54,7 +55,7 @@ export type LoopOutcome =
 export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> {
   const { turn, emit } = input;
   const descriptors = new Map(input.descriptors.map((descriptor) => [descriptor.name, descriptor]));
-  const agentSpecs = input.descriptors.map((d) => ({ name: d.name, ...(d.description === undefined ? {} : { description: d.description }), parameters: d.inputSchema }));
+  const agentSpecs = toolSpecsOf(input.descriptors);
   const specs = input.noTools === true ? [] : (input.clientTools ?? agentSpecs);
   const save = (): Promise<void> => input.saveCheckpoint("running", null);
   let lastText = "";

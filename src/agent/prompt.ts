@@ -32,25 +32,3 @@ export function renderForModel(messages: readonly ChatMessage[]): ChatMessage[] 
     return { role: "user", content: typeof content === "string" ? `${preamble}\n\n${content}` : [{ type: "text" as const, text: preamble }, ...content] };
   });
 }
-
-export interface ContextInput {
-  system: ChatMessage;
-  history: readonly ChatMessage[];
-  turn: readonly ChatMessage[];
-  ctxSize: number;
-  maxTokens: number;
-}
-
-/**
- * System prompt + as much history as fits + the current turn. History is dropped oldest-first
- * in whole turns (a cut always lands on a user message, so tool calls keep their results).
- */
-export function buildContext(input: ContextInput): { context: ChatMessage[]; droppedMessages: number } {
-  const budget = input.ctxSize - input.maxTokens - estimateTokens([input.system, ...input.turn]);
-  let start = 0;
-  while (start < input.history.length && estimateTokens(input.history.slice(start)) > budget) {
-    start++;
-    while (start < input.history.length && input.history[start]?.role !== "user") start++;
-  }
-  return { context: [input.system, ...input.history.slice(start)], droppedMessages: start };
-}

@@ -10,11 +10,12 @@ import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { memoryNotesFor } from "./memory-notes.js";
-import { buildContext, renderForModel } from "./prompt.js";
+import { fitContext } from "./context-budget.js";
+import { renderForModel } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
-import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings } from "./turn-settings.js";
+import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 
 export interface TurnRequest {
   user_id?: string | undefined;
@@ -195,19 +196,25 @@ export class SessionRunner {
     const { preamble } = notes;
     const first = turn.messages[0];
     if (preamble !== undefined && first?.role === "user") turn.messages[0] = { ...first, preamble };
-    const { context, droppedMessages } = buildContext({
+    const descriptors = this.deps.tools.list(agent.tools);
+    const { context, droppedMessages } = await fitContext({
+      engine,
+      agentName,
+      modelName: agent.model,
       system: { role: "system", content: agent.system_prompt },
       history: renderForModel(history.messages),
       turn: renderForModel(turn.messages),
+      tools: sampling.noTools ? [] : toolSpecsOf(descriptors),
       ctxSize: model.ctx_size,
       maxTokens: sampling.maxTokens,
+      signal: options.signal,
     });
     if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest history messages to fit the context window (ctx_size ${model.ctx_size})`);
 
     const outcome: LoopOutcome = await runAgentLoop({
       engine,
       tools: this.deps.tools,
-      descriptors: this.deps.tools.list(agent.tools),
+      descriptors,
       context,
       turn,
       ...sampling,

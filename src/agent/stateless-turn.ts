@@ -7,9 +7,9 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
-import { buildContext } from "./prompt.js";
+import { fitContext } from "./context-budget.js";
 import type { TurnState } from "./turn-state.js";
-import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings } from "./turn-settings.js";
+import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 
 /** A turn whose conversation the client keeps (OpenAI clients resend it whole every time). */
 export interface StatelessTurnRequest {
@@ -61,14 +61,18 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
   await deps.warmUp(options.signal);
   options.emit({ event: "memory_start", snippets: 0 });
-  const { context, droppedMessages } = buildContext({ system, history, turn: turnMessages, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens });
+  const descriptors = request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
+  const offered = sampling.noTools ? [] : (request.clientTools ?? toolSpecsOf(descriptors));
+  const { context, droppedMessages } = await fitContext({
+    engine, agentName: request.agent, modelName: agent.model, system, history, turn: turnMessages, tools: offered, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens, signal: options.signal,
+  });
   if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest messages to fit the context window (ctx_size ${model.ctx_size})`);
 
   const turn: TurnState = { messages: turnMessages, step: 0, parseErrors: 0 };
   const outcome = await runAgentLoop({
     engine,
     tools: deps.tools,
-    descriptors: request.clientTools === undefined ? deps.tools.list(agent.tools) : [],
+    descriptors,
     context,
     turn,
     ...sampling,

@@ -1,5 +1,6 @@
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, SamplingOverrides } from "../engine/chat-types.js";
+import type { ChatMessage, SamplingOverrides, ToolSpec } from "../engine/chat-types.js";
+import type { ToolDescriptor } from "../tools/tool-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { StepOptions } from "./model-step.js";
@@ -59,4 +60,9 @@ export function samplingWarnings(engine: Engine, overrides: SamplingOverrides = 
 /** The AgentLoop's limits from `app:` (the same for every kind of turn). */
 export function loopLimits(config: Config): { maxSteps: number; maxParseErrors: number; maxToolOutputBytes: number } {
   return { maxSteps: config.app.max_steps, maxParseErrors: config.app.max_parse_errors, maxToolOutputBytes: config.app.max_tool_output_bytes };
+}
+
+/** The agent's tools as the model is offered them. */
+export function toolSpecsOf(descriptors: readonly ToolDescriptor[]): ToolSpec[] {
+  return descriptors.map((d) => ({ name: d.name, ...(d.description === undefined ? {} : { description: d.description }), parameters: d.inputSchema }));
 }

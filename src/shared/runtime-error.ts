@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "engine_error",
   "engine_auth",
   "shutting_down",
+  "context_overflow",
   "internal_error",
 ] as const;
 

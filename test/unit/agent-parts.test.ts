@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildContext, estimateTokens, memoryPreamble, renderForModel } from "../../src/agent/prompt.js";
+import { fitContext } from "../../src/agent/context-budget.js";
+import { memoryPreamble, renderForModel } from "../../src/agent/prompt.js";
+import type { ToolSpec } from "../../src/engine/chat-types.js";
+import type { Engine } from "../../src/engine/engine.js";
+import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { extractTextToolCalls } from "../../src/agent/text-tool-calls.js";
 import { ThinkSplitter } from "../../src/agent/think-splitter.js";
 import { checkToolArguments } from "../../src/agent/tool-arguments.js";
@@ -72,7 +76,7 @@ describe("prompt", () => {
     assert.deepEqual(renderForModel([{ role: "user", content: "plain" }]), [{ role: "user", content: "plain" }]);
   });
 
-  it("drops history oldest-first in whole turns and keeps system and current turn", () => {
+  it("drops history oldest-first in whole turns (counted by the model's tokenizer) and keeps system and current turn", async () => {
     const turnOf = (i: number): ChatMessage[] => [
       { role: "user", content: `question ${i} ${"x".repeat(300)}` },
       { role: "assistant", content: "", tool_calls: [{ id: `c${i}`, name: "echo", arguments: "{}" }] },
@@ -82,13 +86,21 @@ describe("prompt", () => {
     const history = [0, 1, 2, 3, 4].flatMap(turnOf);
     const system: ChatMessage = { role: "system", content: "sys" };
     const turn: ChatMessage[] = [{ role: "user", content: "now" }];
-    const all = buildContext({ system, history, turn, ctxSize: 100_000, maxTokens: 100 });
+    // A "tokenizer" of one token per character, and 8 tokens of template overhead per message.
+    const engine = { kind: "embedded", modelName: "m", countTokens: async (text: string) => text.length } as unknown as Engine;
+    const fit = (ctxSize: number, tools: ToolSpec[] = []) => fitContext({ engine, agentName: "a", modelName: "m", system, history, turn, tools, ctxSize, maxTokens: 100, signal: new AbortController().signal });
+    const all = await fit(100_000);
     assert.equal(all.droppedMessages, 0);
-    const budget = estimateTokens(history.slice(8)) + estimateTokens([system, ...turn]) + 100 + 5;
-    const cut = buildContext({ system, history, turn, ctxSize: budget, maxTokens: 100 });
+    const chars = (messages: ChatMessage[]): number => messages.reduce((sum, m) => sum + 8 + (m.role === "assistant" ? m.content.length + (m.tool_calls ?? []).reduce((n, c) => n + c.name.length + c.arguments.length, 0) : typeof m.content === "string" ? m.content.length : 0), 0);
+    const budget = chars(history.slice(8)) + chars([system, ...turn]) + 100 + 5;
+    const cut = await fit(budget);
     assert.equal(cut.droppedMessages, 8);
     assert.deepEqual(cut.context[0], system);
     assert.equal(cut.context[1]?.role, "user");
+    // Tools that leave no room, and an input that cannot fit: context_overflow with the numbers.
+    const tools: ToolSpec[] = [{ name: "t", parameters: { type: "object", description: "z".repeat(500) } }];
+    await assert.rejects(fit(500, tools), (e: unknown) => e instanceof RuntimeError && e.code === "context_overflow" && /schemas of 1 tools .* agents\.a\.tools/.test(e.message) && e.details?.config_key === "agents.a.tools");
+    await assert.rejects(fit(120), (e: unknown) => e instanceof RuntimeError && e.code === "context_overflow" && e.details?.config_key === "llama.models.m.ctx_size");
   });
 });
 

@@ -54,6 +54,7 @@ const RUNTIME: Record<ErrorCode, [ContentfulStatusCode, string]> = {
   invalid_json: [400, "invalid_request_error"],
   invalid_request: [400, "invalid_request_error"],
   invalid_params: [400, "invalid_request_error"],
+  context_overflow: [400, "invalid_request_error"],
   unknown_method: [404, "invalid_request_error"],
   busy: [409, "invalid_request_error"],
   cancelled: [503, "server_error"],

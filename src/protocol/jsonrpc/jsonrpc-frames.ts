@@ -31,6 +31,7 @@ const CODE_NUMBERS: Record<ErrorCode, number> = {
   engine_error: -32009,
   engine_auth: -32010,
   shutting_down: -32011,
+  context_overflow: -32012,
 };
 
 export function jsonRpcCodeOf(code: ErrorCode): number {

@@ -1,0 +1,82 @@
+import { contentText, type ChatMessage, type ToolSpec } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { estimateTokens } from "./prompt.js";
+
+export interface ContextBudgetInput {
+  engine: Engine;
+  agentName: string;
+  modelName: string;
+  /** Rendered for the model (preambles merged). */
+  system: ChatMessage;
+  history: readonly ChatMessage[];
+  turn: readonly ChatMessage[];
+  tools: readonly ToolSpec[];
+  ctxSize: number;
+  maxTokens: number;
+  signal: AbortSignal;
+}
+
+/** What a chat template adds around each message (role markers, separators): a safe margin. */
+const PER_MESSAGE_OVERHEAD = 8;
+
+function messageText(message: ChatMessage): string {
+  switch (message.role) {
+    case "user":
+      return contentText(message.content);
+    case "assistant":
+      return `${message.content}${(message.tool_calls ?? []).map((call) => `${call.name}${call.arguments}`).join("")}`;
+    default:
+      return message.content;
+  }
+}
+
+/**
+ * System prompt + tool schemas + as much history as fits + the current turn, counted with the
+ * model's tokenizer where the engine has one (an estimate elsewhere). History is dropped
+ * oldest-first in whole turns (a cut lands on a user message, so tool calls keep their results).
+ * What cannot fit is a `context_overflow` error with the numbers, never a silent truncation:
+ * tool schemas that leave no room name `ctx_size` and `agents.<name>.tools`; an input too long
+ * for the window says how long it is.
+ */
+export async function fitContext(input: ContextBudgetInput): Promise<{ context: ChatMessage[]; droppedMessages: number }> {
+  const { engine } = input;
+  const count = async (text: string): Promise<number> => (text === "" ? 0 : engine.countTokens ? engine.countTokens(text, input.signal) : estimateTokens([{ role: "system", content: text }]));
+  const cost = async (message: ChatMessage): Promise<number> => PER_MESSAGE_OVERHEAD + (await count(messageText(message)));
+  const window = engine.contextLength?.() ?? input.ctxSize;
+  const available = window - input.maxTokens;
+  const systemTokens = await cost(input.system);
+  const toolTokens = input.tools.length === 0 ? 0 : await count(JSON.stringify(input.tools));
+  const details = { ctx_size: window, max_tokens: input.maxTokens, system_tokens: systemTokens, tool_tokens: toolTokens, tools: input.tools.length };
+  if (systemTokens + toolTokens >= available) {
+    throw new RuntimeError(
+      "context_overflow",
+      `The system prompt (${systemTokens} tokens) and the schemas of ${input.tools.length} tools (${toolTokens} tokens) leave no room in the context window: ctx_size ${window} minus max_tokens ${input.maxTokens} is ${available}. Raise llama.models.${input.modelName}.ctx_size, lower agents.${input.agentName}.max_tokens, or narrow agents.${input.agentName}.tools`,
+      { details: { ...details, config_key: `agents.${input.agentName}.tools` } },
+    );
+  }
+  let turnTokens = 0;
+  for (const message of input.turn) turnTokens += await cost(message);
+  if (systemTokens + toolTokens + turnTokens > available) {
+    throw new RuntimeError(
+      "context_overflow",
+      `The input does not fit the context window: ${turnTokens} tokens for this turn, ${systemTokens + toolTokens} for the system prompt and tools, ${available} available (ctx_size ${window} minus max_tokens ${input.maxTokens}). Send a shorter input or raise llama.models.${input.modelName}.ctx_size`,
+      { details: { ...details, input_tokens: turnTokens, config_key: `llama.models.${input.modelName}.ctx_size` } },
+    );
+  }
+  let budget = available - systemTokens - toolTokens - turnTokens;
+  // Newest first: keep whole turns from the end while they fit.
+  const costs = await Promise.all(input.history.map(cost));
+  let start = input.history.length;
+  let used = 0;
+  for (let i = input.history.length - 1; i >= 0; i--) {
+    used += costs[i] ?? 0;
+    if (used > budget) break;
+    if (input.history[i]?.role === "user") {
+      start = i;
+      budget -= used;
+      used = 0;
+    }
+  }
+  return { context: [input.system, ...input.history.slice(start)], droppedMessages: start };
+}
