@@ -44,14 +44,17 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
   const count = async (text: string): Promise<number> => (text === "" ? 0 : engine.countTokens ? engine.countTokens(text, input.signal) : estimateTokens([{ role: "system", content: text }]));
   const cost = async (message: ChatMessage): Promise<number> => PER_MESSAGE_OVERHEAD + (await count(messageText(message)));
   const window = engine.contextLength?.() ?? input.ctxSize;
-  const available = window - input.maxTokens;
+  // Room kept for the reply: max_tokens, but never more than a quarter of the window (a max_tokens
+  // as large as the window is legal: the engines shift the context when a reply runs that long).
+  const reserve = Math.min(input.maxTokens, Math.floor(window / 4));
+  const available = window - reserve;
   const systemTokens = await cost(input.system);
   const toolTokens = input.tools.length === 0 ? 0 : await count(JSON.stringify(input.tools));
-  const details = { ctx_size: window, max_tokens: input.maxTokens, system_tokens: systemTokens, tool_tokens: toolTokens, tools: input.tools.length };
+  const details = { ctx_size: window, reply_reserve: reserve, system_tokens: systemTokens, tool_tokens: toolTokens, tools: input.tools.length };
   if (systemTokens + toolTokens >= available) {
     throw new RuntimeError(
       "context_overflow",
-      `The system prompt (${systemTokens} tokens) and the schemas of ${input.tools.length} tools (${toolTokens} tokens) leave no room in the context window: ctx_size ${window} minus max_tokens ${input.maxTokens} is ${available}. Raise llama.models.${input.modelName}.ctx_size, lower agents.${input.agentName}.max_tokens, or narrow agents.${input.agentName}.tools`,
+      `The system prompt (${systemTokens} tokens) and the schemas of ${input.tools.length} tools (${toolTokens} tokens) leave no room in the context window: ctx_size ${window} minus ${reserve} kept for the reply is ${available}. Raise llama.models.${input.modelName}.ctx_size, lower agents.${input.agentName}.max_tokens, or narrow agents.${input.agentName}.tools`,
       { details: { ...details, config_key: `agents.${input.agentName}.tools` } },
     );
   }
@@ -60,7 +63,7 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
   if (systemTokens + toolTokens + turnTokens > available) {
     throw new RuntimeError(
       "context_overflow",
-      `The input does not fit the context window: ${turnTokens} tokens for this turn, ${systemTokens + toolTokens} for the system prompt and tools, ${available} available (ctx_size ${window} minus max_tokens ${input.maxTokens}). Send a shorter input or raise llama.models.${input.modelName}.ctx_size`,
+      `The input does not fit the context window: ${turnTokens} tokens for this turn, ${systemTokens + toolTokens} for the system prompt and tools, ${available} available (ctx_size ${window} minus ${reserve} kept for the reply). Send a shorter input or raise llama.models.${input.modelName}.ctx_size`,
       { details: { ...details, input_tokens: turnTokens, config_key: `llama.models.${input.modelName}.ctx_size` } },
     );
   }

@@ -25,7 +25,7 @@ describe("context budget (built CLI, embedded engine)", () => {
     const long = await proc.request({ id: 1, method: "chat", params: { session_id: "big", input: "apple ".repeat(400) } }, 30_000);
     assert.equal(long.type, "error", JSON.stringify(long));
     assert.equal(long.code, "context_overflow");
-    assert.match(String(long.message), /^The input does not fit the context window: \d+ tokens for this turn, \d+ for the system prompt and tools, 224 available \(ctx_size 256 minus max_tokens 32\)/);
+    assert.match(String(long.message), /^The input does not fit the context window: \d+ tokens for this turn, \d+ for the system prompt and tools, 224 available \(ctx_size 256 minus 32 kept for the reply\)/);
     assert.equal((long.details as { config_key: string }).config_key, "llama.models.default.ctx_size");
     const ok = await proc.request({ id: 2, method: "chat", params: { session_id: "small", input: "Hi" } }, 30_000);
     assert.equal(ok.type, "result", JSON.stringify(ok));

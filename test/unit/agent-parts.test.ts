@@ -100,7 +100,7 @@ describe("prompt", () => {
     // Tools that leave no room, and an input that cannot fit: context_overflow with the numbers.
     const tools: ToolSpec[] = [{ name: "t", parameters: { type: "object", description: "z".repeat(500) } }];
     await assert.rejects(fit(500, tools), (e: unknown) => e instanceof RuntimeError && e.code === "context_overflow" && /schemas of 1 tools .* agents\.a\.tools/.test(e.message) && e.details?.config_key === "agents.a.tools");
-    await assert.rejects(fit(120), (e: unknown) => e instanceof RuntimeError && e.code === "context_overflow" && e.details?.config_key === "llama.models.m.ctx_size");
+    await assert.rejects(fit(24), (e: unknown) => e instanceof RuntimeError && e.code === "context_overflow" && e.details?.config_key === "llama.models.m.ctx_size");
   });
 });
 
