@@ -49,7 +49,9 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
   const reserve = Math.min(input.maxTokens, Math.floor(window / 4));
   const available = window - reserve;
   const systemTokens = await cost(input.system);
-  const toolTokens = input.tools.length === 0 ? 0 : await count(JSON.stringify(input.tools));
+  // Tools as the chat template renders them, where the engine renders the prompt itself; an engine
+  // behind an HTTP API (llama-server, openai) renders them out of our sight: not counted here.
+  const toolTokens = input.tools.length === 0 || engine.toolTokens === undefined ? 0 : await engine.toolTokens(input.tools, input.signal);
   const details = { ctx_size: window, reply_reserve: reserve, system_tokens: systemTokens, tool_tokens: toolTokens, tools: input.tools.length };
   if (systemTokens + toolTokens >= available) {
     throw new RuntimeError(

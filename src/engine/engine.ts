@@ -1,4 +1,4 @@
-import type { EngineChunk, GenerateRequest } from "./chat-types.js";
+import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 
@@ -54,6 +54,8 @@ export interface Engine {
   warmUp(options?: WarmUpOptions): Promise<void>;
   /** Tokens `text` takes for this model, where the engine has the tokenizer (loads the model if needed). */
   countTokens?(text: string, signal?: AbortSignal): Promise<number>;
+  /** Tokens the model's chat template spends on offering these tools, where the engine renders the prompt itself. */
+  toolTokens?(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number>;
   generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
   health(): EngineHealth;
   close(): Promise<void>;

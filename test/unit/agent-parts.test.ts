@@ -87,7 +87,7 @@ describe("prompt", () => {
     const system: ChatMessage = { role: "system", content: "sys" };
     const turn: ChatMessage[] = [{ role: "user", content: "now" }];
     // A "tokenizer" of one token per character, and 8 tokens of template overhead per message.
-    const engine = { kind: "embedded", modelName: "m", countTokens: async (text: string) => text.length } as unknown as Engine;
+    const engine = { kind: "embedded", modelName: "m", countTokens: async (text: string) => text.length, toolTokens: async (t: ToolSpec[]) => JSON.stringify(t).length } as unknown as Engine;
     const fit = (ctxSize: number, tools: ToolSpec[] = []) => fitContext({ engine, agentName: "a", modelName: "m", system, history, turn, tools, ctxSize, maxTokens: 100, signal: new AbortController().signal });
     const all = await fit(100_000);
     assert.equal(all.droppedMessages, 0);

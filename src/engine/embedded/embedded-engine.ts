@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
+import type { EngineChunk, FinishReason, GenerateRequest, ToolCall, ToolSpec } from "../chat-types.js";
 import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
@@ -55,6 +55,15 @@ export class EmbeddedEngine implements Engine {
 
   async warmUp(options: WarmUpOptions = {}): Promise<void> {
     await this.ensureLoaded(options);
+  }
+
+  async toolTokens(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number> {
+    if (tools.length === 0) return 0;
+    const loaded = await this.ensureLoaded(signal ? { signal } : {});
+    const probe: GenerateRequest = { messages: [{ role: "system", content: "" }, { role: "user", content: "" }], temperature: 0, maxTokens: 1 };
+    const bare = promptTokensFor(loaded.model, loaded.chatWrapper, probe, undefined)?.length ?? 0;
+    const offered = promptTokensFor(loaded.model, loaded.chatWrapper, probe, [...tools])?.length ?? bare;
+    return Math.max(0, offered - bare);
   }
 
   async countTokens(text: string, signal?: AbortSignal): Promise<number> {
