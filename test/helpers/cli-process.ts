@@ -4,10 +4,30 @@ import { fileURLToPath } from "node:url";
 
 export const CLI_PATH = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
-/** Every CLI a test file started; a failed test must not leave one running (it would hang the file). */
+/**
+ * Every CLI a test file started; a failed test must not leave one running (it would hang the file).
+ * SIGTERM first, so a server closes the children it started (llama-server, MCP servers), which a
+ * SIGKILL would leave behind; SIGKILL after a grace period for one that does not stop.
+ */
 const live = new Set<ChildProcessWithoutNullStreams>();
-after(() => {
-  for (const child of live) child.kill("SIGKILL");
+after(async () => {
+  await Promise.all(
+    [...live].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const timer = setTimeout(() => {
+            child.kill("SIGKILL");
+            resolve();
+          }, 3000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill("SIGTERM");
+        }),
+    ),
+  );
 });
 
 export type WireMessage = Record<string, unknown> & { id: string | number | null; type: string };
