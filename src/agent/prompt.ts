@@ -1,4 +1,4 @@
-import { contentText, type ChatMessage } from "../engine/chat-types.js";
+import { contentText, type ChatMessage, type ContentPart } from "../engine/chat-types.js";
 import type { MemorySnippet } from "../store/store-types.js";
 
 /** A deliberately rough estimate (about 3.5 characters a token): it only decides what to trim. */
@@ -18,6 +18,11 @@ export function estimateTokens(messages: readonly ChatMessage[]): number {
  * stored message stays as sent). They change from turn to turn, so they sit after everything that
  * stays the same: system prompt and history keep their KV cache across turns.
  */
+/** What the user wrote, as text (image parts leave no text). */
+export function inputText(content: string | ContentPart[]): string {
+  return typeof content === "string" ? content : content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+}
+
 export function memoryPreamble(snippets: readonly MemorySnippet[]): string | undefined {
   if (snippets.length === 0) return undefined;
   const notes = snippets.map((snippet) => `- ${snippet.text.replace(/\s+/g, " ").trim()}`).join("\n");

@@ -11,7 +11,7 @@ import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { memoryNotesFor } from "./memory-notes.js";
 import { fitContext } from "./context-budget.js";
-import { renderForModel } from "./prompt.js";
+import { inputText, renderForModel } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import type { TurnState } from "./turn-state.js";
 import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
@@ -139,7 +139,7 @@ export class SessionRunner {
       }
       [agentName] = this.resolveAgent(request.agent);
       const input = request.input ?? "";
-      userInput = typeof input === "string" ? input : input.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+      userInput = inputText(input);
       turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
       traceId = randomBytes(8).toString("hex");
     }

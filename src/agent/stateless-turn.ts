@@ -8,6 +8,7 @@ import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { fitContext } from "./context-budget.js";
+import { inputText } from "./prompt.js";
 import type { TurnState } from "./turn-state.js";
 import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 
@@ -55,7 +56,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const warnings = samplingWarnings(engine, request.overrides);
   const traceId = randomBytes(8).toString("hex");
   const userMessage = turnMessages[0];
-  const userInput = userMessage?.role === "user" ? (typeof userMessage.content === "string" ? userMessage.content : userMessage.content.map((p) => (p.type === "text" ? p.text : "")).join("\n")) : "";
+  const userInput = userMessage?.role === "user" ? inputText(userMessage.content) : "";
   const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
 
   options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });

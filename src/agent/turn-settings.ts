@@ -37,13 +37,13 @@ export function resolveSampling(agent: AgentConfig, overrides: SamplingOverrides
  * Parts the model cannot take are refused before the turn starts (a 400 over HTTP), never
  * silently flattened: an image for an engine without image input names the message it is in.
  */
-export function assertEngineAccepts(engine: Engine, messages: readonly ChatMessage[], firstIndex = 0): void {
+export function assertEngineAccepts(engine: Engine, messages: readonly ChatMessage[]): void {
   if (engine.capabilities.images) return;
   for (const [index, message] of messages.entries()) {
     if (message.role !== "user" || typeof message.content === "string") continue;
     const part = message.content.findIndex((p) => p.type === "image_url");
     if (part === -1) continue;
-    const param = `messages[${firstIndex + index}].content[${part}]`;
+    const param = `messages[${index}].content[${part}]`;
     throw new RuntimeError("invalid_params", `${param}: model "${engine.modelName}" (engine ${engine.kind}) does not take image input`, { details: { param } });
   }
 }

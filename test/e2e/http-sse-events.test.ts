@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { before, describe, it } from "node:test";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
-import { agentsYaml, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
-
-const require = createRequire(import.meta.url);
-const everything = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
+import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
+import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 
 let server: HttpServer;
 let tools: HttpServer;
@@ -15,22 +11,7 @@ let tools: HttpServer;
 before(async () => {
   const [demo, tiny, toolModel] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), ensureFixture("demo", { toolMode: true })]);
   const toolYaml = [
-    "llama:",
-    "  models:",
-    "    default:",
-    `      path: ${JSON.stringify(toolModel)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    '    tools: ["echo"]',
-    "mcp:",
-    "  servers:",
-    "    everything:",
-    `      command: ${JSON.stringify(process.execPath)}`,
-    `      args: [${JSON.stringify(everything)}, "stdio"]`,
-    "      requires_approval: [echo]",
+    echoToolYaml(toolModel),
     "http:",
     "  max_body_bytes: 4096",
     "",

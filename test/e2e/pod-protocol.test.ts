@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { echoToolYaml } from "../helpers/agents-yaml.js";
 import { CliProcess } from "../helpers/cli-process.js";
 import { alive } from "../helpers/mcp-servers.js";
 import { startPod, type PodProcess } from "../helpers/pod-process.js";
 import { PodSocketClient, type PodMessage } from "../helpers/pod-socket-client.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 
-const require = createRequire(import.meta.url);
-const everything = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
 
 // Order matters: the demo model calls the tool whenever a "/echo" is in its context, and memory
 // retrieval brings past "/echo" turns back. Plain-text turns therefore run before the tool turns.
@@ -31,27 +29,7 @@ let sessionId = "";
 before(async () => {
   const toolModel = await ensureFixture("demo", { toolMode: true });
   pod = await startPod(
-    [
-      "stdio:",
-      "  max_line_bytes: 1024",
-      "llama:",
-      "  models:",
-      "    default:",
-      `      path: ${JSON.stringify(toolModel)}`,
-      "      threads: 1",
-      "      ctx_size: 2048",
-      "agents:",
-      "  assistant:",
-      "    temperature: 0",
-      '    tools: ["echo"]',
-      "mcp:",
-      "  servers:",
-      "    everything:",
-      `      command: ${JSON.stringify(process.execPath)}`,
-      `      args: [${JSON.stringify(everything)}, "stdio"]`,
-      "      requires_approval: [echo]",
-      "",
-    ].join("\n"),
+    `stdio:\n  max_line_bytes: 1024\n${echoToolYaml(toolModel)}`,
     ["--name", "hello-pod"],
   );
 });

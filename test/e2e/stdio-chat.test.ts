@@ -3,6 +3,7 @@ import { appendFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
+import { agentsYaml } from "../helpers/agents-yaml.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 
@@ -15,28 +16,7 @@ before(async () => {
 
 /** Two agents: `assistant` on the demo model (exact sentence), `talker` on the tiny model (never stops by itself). */
 async function serve(): Promise<{ proc: CliProcess; dir: string }> {
-  const { dir, configPath } = await tempConfig(
-    [
-      "llama:",
-      "  models:",
-      "    default:",
-      `      path: ${JSON.stringify(demoPath)}`,
-      "      threads: 1",
-      "      ctx_size: 2048",
-      "    tiny:",
-      `      path: ${JSON.stringify(tinyPath)}`,
-      "      threads: 1",
-      "      ctx_size: 4096",
-      "agents:",
-      "  assistant:",
-      "    temperature: 0",
-      "  talker:",
-      "    model: tiny",
-      "    temperature: 0",
-      "    max_tokens: 3000",
-      "",
-    ].join("\n"),
-  );
+  const { dir, configPath } = await tempConfig(agentsYaml(demoPath, tinyPath));
   return { proc: new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir }), dir };
 }
 

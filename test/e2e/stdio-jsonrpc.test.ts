@@ -7,6 +7,7 @@ import { before, describe, it } from "node:test";
 import { CancellationTokenSource, ResponseError, createMessageConnection } from "vscode-jsonrpc/node";
 import { CliProcess } from "../helpers/cli-process.js";
 import { NdjsonMessageReader, NdjsonMessageWriter } from "../helpers/ndjson-rpc-transport.js";
+import { agentsYaml } from "../helpers/agents-yaml.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 
@@ -21,32 +22,8 @@ before(async () => {
 
 /** `assistant` answers the demo sentence; `talker` (tiny model) never stops by itself. */
 async function serve(extra: string[] = []): Promise<{ proc: CliProcess; dir: string }> {
-  const { dir, configPath } = await tempConfig(
-    [
-      "stdio:",
-      "  max_line_bytes: 4096",
-      "llama:",
-      "  models:",
-      "    default:",
-      `      path: ${JSON.stringify(demoPath)}`,
-      "      threads: 1",
-      "      ctx_size: 2048",
-      "    tiny:",
-      `      path: ${JSON.stringify(tinyPath)}`,
-      "      threads: 1",
-      "      ctx_size: 4096",
-      "    gone:",
-      `      path: ${JSON.stringify(path.join("/nonexistent", "model.gguf"))}`,
-      "agents:",
-      "  assistant:",
-      "    temperature: 0",
-      "  talker:",
-      "    model: tiny",
-      "    temperature: 0",
-      "    max_tokens: 3000",
-      "",
-    ].join("\n"),
-  );
+  const gone = ["    gone:", `      path: ${JSON.stringify(path.join("/nonexistent", "model.gguf"))}`];
+  const { dir, configPath } = await tempConfig(`stdio:\n  max_line_bytes: 4096\n${agentsYaml(demoPath, tinyPath, gone)}`);
   return { proc: new CliProcess(["serve-stdio", "--protocol", "jsonrpc", "--config", configPath, ...extra], { cwd: dir }), dir };
 }
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-server.js";
+import { agentsYaml } from "../helpers/agents-yaml.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 
@@ -21,28 +22,7 @@ before(async () => {
 });
 
 function yaml(section: "stdio" | "http", coalesceMs: number): string {
-  return [
-    `${section}:`,
-    `  coalesce_ms: ${coalesceMs}`,
-    "llama:",
-    "  models:",
-    "    default:",
-    `      path: ${JSON.stringify(demoPath)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    "    tiny:",
-    `      path: ${JSON.stringify(tinyPath)}`,
-    "      threads: 1",
-    "      ctx_size: 4096",
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    "  talker:",
-    "    model: tiny",
-    "    temperature: 0",
-    "    max_tokens: 3000",
-    "",
-  ].join("\n");
+  return `${section}:\n  coalesce_ms: ${coalesceMs}\n${agentsYaml(demoPath, tinyPath)}`;
 }
 
 async function serveStdio(coalesceMs: number): Promise<CliProcess> {

@@ -2,6 +2,8 @@ import { createServer } from "node:net";
 import { CliProcess } from "./cli-process.js";
 import { tempConfig } from "./temp-config.js";
 
+export { agentsYaml } from "./agents-yaml.js";
+
 /** A port nobody listens on right now (the OS picks it), so parallel test files never collide. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -47,22 +49,4 @@ export async function startHttpServer(yaml: string, extraArgs: string[] = [], en
       return proc.exited;
     },
   };
-}
-
-/** Model + agents YAML: `assistant` on the demo model (exact sentence), `talker` on the tiny model (never stops). */
-export function agentsYaml(demoPath: string, tinyPath?: string): string {
-  return [
-    "llama:",
-    "  models:",
-    "    default:",
-    `      path: ${JSON.stringify(demoPath)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    ...(tinyPath === undefined ? [] : ["    tiny:", `      path: ${JSON.stringify(tinyPath)}`, "      threads: 1", "      ctx_size: 4096"]),
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    ...(tinyPath === undefined ? [] : ["  talker:", "    model: tiny", "    temperature: 0", "    max_tokens: 3000"]),
-    "",
-  ].join("\n");
 }

@@ -190,8 +190,9 @@ export class EmbeddedEngine implements Engine {
       if (!controller.signal.aborted) queue.push(chunk);
     };
     try {
-      loaded = await this.ensureLoaded({ signal: controller.signal });
-      sequence = await loaded.pool.acquire(controller.signal, promptTokensFor(loaded.model, loaded.chatWrapper, request, offeredTools(request)));
+      const ready = await this.ensureLoaded({ signal: controller.signal });
+      loaded = ready;
+      sequence = await ready.pool.acquire(controller.signal, () => promptTokensFor(ready.model, ready.chatWrapper, request, offeredTools(request)));
       const result = await this.generateOn(loaded, sequence, request, controller.signal, emit);
       if (controller.signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled");
       for (const chunk of result) emit(chunk);

@@ -36,10 +36,15 @@ export class SequencePool {
     return this.free.length;
   }
 
-  /** `prompt`: the tokens the chat will evaluate, to find the sequence that already holds most of them. */
-  acquire(signal?: AbortSignal, prompt?: readonly Token[]): Promise<LlamaContextSequence> {
+  /**
+   * `prompt`: the tokens the chat will evaluate, to find the sequence that already holds most of
+   * them; a function is called only when there is a choice (more than one free sequence), since
+   * rendering and tokenizing the prompt is work on the time-to-first-token path.
+   */
+  acquire(signal?: AbortSignal, prompt?: readonly Token[] | (() => readonly Token[] | undefined)): Promise<LlamaContextSequence> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    if (this.free.length > 0) return Promise.resolve(this.take(this.pick(prompt)));
+    if (this.free.length === 1) return Promise.resolve(this.take(0));
+    if (this.free.length > 1) return Promise.resolve(this.take(this.pick(typeof prompt === "function" ? prompt() : prompt)));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         resolve: (sequence) => resolve(this.touch(sequence)),

@@ -6,7 +6,8 @@ import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, FinishReason, GenerateRequest } from "../chat-types.js";
-import { cancelledError, toEngineError, type UpstreamContext } from "./openai-errors.js";
+import { toEngineError, type UpstreamContext } from "./openai-errors.js";
+import { UpstreamRequest } from "./upstream-request.js";
 import { buildChatBody } from "./openai-request.js";
 import { ToolCallAccumulator } from "./tool-call-accumulator.js";
 
@@ -53,22 +54,15 @@ function reasoningOf(delta: object): string {
 async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<EngineChunk, void, undefined> {
   const { client, model, request, logger } = options;
   const context: UpstreamContext = { baseUrl: client.baseURL, model };
-  const callerSignal = request.signal;
-  const isAborted = (): boolean => callerSignal?.aborted === true;
-  if (isAborted()) throw cancelledError(callerSignal?.reason);
-
-  // Our own controller: the caller's abort and an early consumer exit both close the request.
-  const controller = new AbortController();
-  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
-  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
-  let completed = false;
+  const upstream = new UpstreamRequest(request.signal);
+  const isAborted = (): boolean => upstream.isAborted();
 
   try {
     logger?.debug({ baseUrl: context.baseUrl, model, messages: request.messages.length, tools: request.tools?.length ?? 0 }, "openai chat request");
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
       stream = await client.chat.completions.create(buildChatBody(model, request, options.extraBody), {
-        signal: controller.signal,
+        signal: upstream.signal,
       });
     } catch (err) {
       throw toEngineError(err, context, isAborted());
@@ -106,7 +100,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
     } catch (err) {
       throw toEngineError(err, context, isAborted());
     }
-    if (isAborted()) throw cancelledError(callerSignal?.reason);
+    if (isAborted()) throw upstream.cancelled();
     if (finishReason === null) {
       // The SDK hides [DONE]; a finish_reason is what every compatible server sends before it, so its
       // absence means the stream was cut (server crash, proxy timeout, error line we cannot parse).
@@ -121,14 +115,13 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
     const mapped: FinishReason = toolCalls.size > 0 ? "tool_calls" : mapFinishReason(finishReason);
     tail.push({ type: "end", finishReason: mapped });
     for (const item of tail) {
-      if (isAborted()) throw cancelledError(callerSignal?.reason);
+      if (isAborted()) throw upstream.cancelled();
       yield item;
     }
-    completed = true;
+    upstream.complete();
     logger?.debug({ model, finishReason: mapped, usage }, "openai chat finished");
   } finally {
-    callerSignal?.removeEventListener("abort", onCallerAbort);
     // Error, abort or a consumer that stopped early: make sure the HTTP response is closed.
-    if (!completed) controller.abort();
+    upstream.close();
   }
 }

@@ -6,7 +6,8 @@ import type { Completion } from "openai/resources/completions";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { CompletionChunk, CompletionFinishReason, CompletionRequest } from "../completion-types.js";
-import { cancelledError, type UpstreamContext } from "./openai-errors.js";
+import type { UpstreamContext } from "./openai-errors.js";
+import { UpstreamRequest } from "./upstream-request.js";
 import { toPassthroughError } from "./upstream-refusal.js";
 
 export interface OpenAiCompletionOptions {
@@ -24,13 +25,8 @@ export interface OpenAiCompletionOptions {
 export async function* streamOpenAiCompletion(options: OpenAiCompletionOptions): AsyncGenerator<CompletionChunk, void, undefined> {
   const { client, model, request, logger } = options;
   const context: UpstreamContext = { baseUrl: client.baseURL, model };
-  const callerSignal = request.signal;
-  const isAborted = (): boolean => callerSignal?.aborted === true;
-  if (isAborted()) throw cancelledError(callerSignal?.reason);
-  const controller = new AbortController();
-  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
-  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
-  let completed = false;
+  const upstream = new UpstreamRequest(request.signal);
+  const isAborted = (): boolean => upstream.isAborted();
   try {
     let stream: AsyncIterable<Completion>;
     try {
@@ -49,7 +45,7 @@ export async function* streamOpenAiCompletion(options: OpenAiCompletionOptions):
           stream: true,
           stream_options: { include_usage: true },
         },
-        { signal: controller.signal },
+        { signal: upstream.signal },
       );
     } catch (err) {
       throw toPassthroughError(err, context, isAborted());
@@ -70,17 +66,16 @@ export async function* streamOpenAiCompletion(options: OpenAiCompletionOptions):
     } catch (err) {
       throw toPassthroughError(err, context, isAborted());
     }
-    if (isAborted()) throw cancelledError(callerSignal?.reason);
+    if (isAborted()) throw upstream.cancelled();
     if (finish === null) {
       throw new RuntimeError("engine_error", `The completion stream from ${context.baseUrl} ended before the model finished (no finish_reason)`, { details: { baseUrl: context.baseUrl } });
     }
     if (usage !== null) yield { type: "usage", ...usage };
     yield { type: "end", finishReason: mapFinish(finish) };
-    completed = true;
+    upstream.complete();
     logger?.debug({ model, finish, usage }, "openai completion finished");
   } finally {
-    callerSignal?.removeEventListener("abort", onCallerAbort);
-    if (!completed) controller.abort();
+    upstream.close();
   }
 }
 

@@ -1,11 +1,7 @@
-import type { z } from "zod";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
-import type { planParams } from "./params-schemas.js";
-
-export type PlanParams = z.output<typeof planParams>;
 
 /** Which models a `plan` request covers: `{}` the default agent's model, `{model}` one, `{all: true}` every one. */
 export interface PlanSelection {
