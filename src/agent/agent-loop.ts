@@ -3,7 +3,7 @@ import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
-import type { EmitEvent, LoopAbortReason } from "./events.js";
+import type { ApprovalCallback, EmitEvent, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
 import { renderForModel } from "./prompt.js";
 import { toolSpecsOf } from "./turn-settings.js";
@@ -36,6 +36,8 @@ export interface AgentLoopInput {
   approveExecution: boolean;
   /** Resuming a paused turn: what to do with the call that waited for approval. */
   resumeDecision?: "approve" | "decline";
+  /** Ask the user mid-turn instead of pausing (front doors that can ask). */
+  askApproval?: ApprovalCallback | undefined;
   signal: AbortSignal;
   emit: EmitEvent;
   saveCheckpoint: (status: "running" | "paused", pending: PendingToolCall | null) => Promise<void>;
@@ -73,6 +75,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       signal: input.signal,
       emit,
       save,
+      askApproval: input.askApproval,
     });
     if (pending) {
       await input.saveCheckpoint("paused", pending);

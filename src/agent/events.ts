@@ -25,3 +25,21 @@ export type AgentEvent =
 export type AgentEventName = AgentEvent["event"];
 
 export type EmitEvent = (event: AgentEvent) => void;
+
+/** What a front door is asked when a gated tool is about to run (see `ApprovalCallback`). */
+export interface ApprovalRequest {
+  tool: string;
+  args: Record<string, unknown>;
+  /** The server (config key) that provides the tool. */
+  server: string;
+  step: number;
+  /** The model's id for this call, stable for the turn (ACP uses it as the toolCallId). */
+  call_id: string;
+}
+
+/**
+ * Asked mid-turn by the AgentLoop when a tool needs approval and a front door can ask its user.
+ * Resolves "approve" (the tool runs) or "decline" (the model is told it was declined). Remembering
+ * an "always" answer is the front door's business. Must settle when `signal` aborts.
+ */
+export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<"approve" | "decline">;

@@ -8,7 +8,7 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
-import type { EmitEvent } from "./events.js";
+import type { ApprovalCallback, EmitEvent } from "./events.js";
 import { memoryNotesFor } from "./memory-notes.js";
 import { fitContext } from "./context-budget.js";
 import { inputText, renderForModel } from "./prompt.js";
@@ -36,6 +36,13 @@ export interface TurnResult {
   pending_approval?: { tool: string; args: Record<string, unknown> };
 }
 
+/** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */
+export interface TurnOptions {
+  signal: AbortSignal;
+  emit: EmitEvent;
+  askApproval?: ApprovalCallback | undefined;
+}
+
 export interface SessionRunnerDeps {
   config: Config;
   engineFor: (modelName: string) => Engine;
@@ -52,7 +59,7 @@ interface RunContext {
   userId: string;
   sessionId: string;
   request: TurnRequest;
-  options: { signal: AbortSignal; emit: EmitEvent };
+  options: TurnOptions;
   warnings: string[];
   turn: TurnState;
   traceId: string;
@@ -100,7 +107,7 @@ export class SessionRunner {
     );
   }
 
-  async runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+  async runTurn(request: TurnRequest, options: TurnOptions): Promise<TurnResult> {
     const userId = assertSafeId("user_id", request.user_id ?? "default_user");
     const sessionId = assertSafeId("session_id", request.session_id ?? randomBytes(4).toString("hex"));
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
@@ -114,7 +121,7 @@ export class SessionRunner {
     userId: string,
     sessionId: string,
     request: TurnRequest,
-    options: { signal: AbortSignal; emit: EmitEvent },
+    options: TurnOptions,
     memoryReady: Promise<void>,
   ): Promise<TurnResult> {
     const { store } = this.deps;
@@ -222,6 +229,7 @@ export class SessionRunner {
       ...loopLimits(config),
       approveExecution: request.approve_execution === true,
       ...(resumeDecision ? { resumeDecision } : {}),
+      askApproval: options.askApproval,
       signal: options.signal,
       emit: options.emit,
       saveCheckpoint: save,

@@ -3,7 +3,7 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { PendingToolCall } from "../store/store-types.js";
-import type { EmitEvent } from "./events.js";
+import type { ApprovalCallback, EmitEvent } from "./events.js";
 import { checkToolArguments } from "./tool-arguments.js";
 import { capToolOutput, previewOf, type TurnState } from "./turn-state.js";
 
@@ -22,6 +22,8 @@ export interface ToolStepInput {
   emit: EmitEvent;
   /** Persists the turn after each completed call, so a crash never re-runs a completed tool. */
   save: () => Promise<void>;
+  /** A front door that can ask the user mid-turn (terminal chat, an editor); without it the turn pauses. */
+  askApproval?: ApprovalCallback | undefined;
 }
 
 /** Runs the calls in order; returns the call that needs approval, if the turn must pause there. */
@@ -46,7 +48,11 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       await input.save();
       continue;
     }
-    const decision = index === 0 ? input.resumeDecision : undefined;
+    let decision = index === 0 ? input.resumeDecision : undefined;
+    if (decision !== "approve" && decision !== "decline" && input.askApproval !== undefined && needsApproval(descriptor, input.approveExecution)) {
+      decision = await input.askApproval({ tool: call.name, args: checked.args, server: descriptor.server, step, call_id: call.id }, input.signal);
+      if (input.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
+    }
     if (decision === "decline") {
       emit({ event: "tool_done", step, tool: call.name, status: "denied", preview: "declined by the user", retryable: false, ms: 0 });
       answer(`The user declined to run ${call.name}. Do not call it again for this request; answer without it.`);

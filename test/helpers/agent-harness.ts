@@ -2,7 +2,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent, ApprovalCallback } from "../../src/agent/events.js";
 import { SessionRunner, type TurnRequest, type TurnResult } from "../../src/agent/session-runner.js";
 import { parseConfigText } from "../../src/config/load-config.js";
 import type { Config } from "../../src/config/schema.js";
@@ -10,13 +10,19 @@ import type { Engine } from "../../src/engine/engine.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import type { ToolProvider } from "../../src/tools/tool-types.js";
 
+export interface TurnExtras {
+  askApproval?: ApprovalCallback;
+  /** Called for each event as it is emitted (synchronize on events, not timers). */
+  onEvent?: (event: AgentEvent) => void;
+}
+
 export interface Harness {
   runner: SessionRunner;
   store: Store;
   config: Config;
   dataDir: string;
   /** Runs a turn and collects its events. */
-  turn: (request: TurnRequest, signal?: AbortSignal) => Promise<{ result: TurnResult; events: AgentEvent[] }>;
+  turn: (request: TurnRequest, signal?: AbortSignal, extra?: TurnExtras) => Promise<{ result: TurnResult; events: AgentEvent[] }>;
   events: AgentEvent[];
 }
 
@@ -38,14 +44,16 @@ export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml 
     config: parsed.config,
     dataDir: dir,
     events,
-    turn: async (request, signal) => {
+    turn: async (request, signal, extra) => {
       const mine: AgentEvent[] = [];
       const result = await runner.runTurn(request, {
         signal: signal ?? new AbortController().signal,
         emit: (event) => {
           mine.push(event);
           events.push(event);
+          extra?.onEvent?.(event);
         },
+        askApproval: extra?.askApproval,
       });
       return { result, events: mine };
     },

@@ -91,10 +91,16 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
     const tools = new ScriptedToolProvider([echoTool({ replies: { content: "late", delayMs: 10_000 } })]);
     const h = await agentHarness(engine, tools);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
-    await rejectsWith(h.turn({ session_id: "t", input: "go" }, controller.signal), "cancelled");
-    assert.ok(Date.now() - started < 2000);
+    let started = 0;
+    // Abort once the tool is running (not on a timer that races the turn's setup).
+    const onEvent = (event: { event: string }): void => {
+      if (event.event === "tool_start") {
+        started = Date.now();
+        setImmediate(() => controller.abort());
+      }
+    };
+    await rejectsWith(h.turn({ session_id: "t", input: "go" }, controller.signal, { onEvent }), "cancelled");
+    assert.ok(started > 0 && Date.now() - started < 2000, "the 10 s tool was abandoned at once");
     const done = h.events.find((e) => e.event === "tool_done");
     assert.ok(done?.event === "tool_done" && done.status === "cancelled");
   });
@@ -138,6 +144,66 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
     const { result } = await h.turn({ session_id: "u", input: "write", approve_execution: true });
     assert.equal(result.response, "written");
     assert.equal(tools.calls.length, 1);
+  });
+
+  it("a front door that can ask: the approval callback is asked mid-turn; approve runs the tool", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }, "call-7"), say("written")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true, replies: { content: "ok" } }, echoTool()]);
+    const h = await agentHarness(engine, tools);
+    const asked: unknown[] = [];
+    const askApproval = async (request: unknown): Promise<"approve" | "decline"> => {
+      asked.push(request);
+      return "approve";
+    };
+    const { result, events } = await h.turn({ session_id: "ask1", input: "write x" }, undefined, { askApproval });
+    assert.equal(result.response, "written");
+    assert.deepEqual(result.warnings, []);
+    assert.equal(result.pending_approval, undefined);
+    assert.deepEqual(asked, [{ tool: "write", args: { text: "x" }, server: "scripted", step: 0, call_id: "call-7" }]);
+    assert.equal(tools.calls.length, 1);
+    assert.deepEqual(events.filter((e) => e.event === "tool_done").map((e) => e.event === "tool_done" && e.status), ["ok"]);
+    assert.equal(await h.store.sessions.readCheckpoint("default_user", "ask1"), null, "nothing paused");
+  });
+
+  it("the approval callback answering decline: the tool does not run and the model is told", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }), say("fine, not writing")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const h = await agentHarness(engine, tools);
+    const { result, events } = await h.turn({ session_id: "ask2", input: "write x" }, undefined, { askApproval: async () => "decline" });
+    assert.equal(result.response, "fine, not writing");
+    assert.equal(tools.calls.length, 0);
+    const denied = events.find((e) => e.event === "tool_done");
+    assert.ok(denied?.event === "tool_done" && denied.status === "denied");
+    assert.match(lastTool(engine.requests[1]!.messages), /declined/);
+  });
+
+  it("the approval callback is not asked for ungated tools, nor when approve_execution is set", async () => {
+    const engine = new ScriptedEngine([callTool("echo", { text: "hi" }), callTool("write", { text: "x" }, "c2"), say("done")]);
+    const tools = new ScriptedToolProvider([echoTool(), { name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const h = await agentHarness(engine, tools);
+    let asked = 0;
+    const askApproval = async (): Promise<"approve" | "decline"> => {
+      asked++;
+      return "decline";
+    };
+    const { result } = await h.turn({ session_id: "ask3", input: "go", approve_execution: true }, undefined, { askApproval });
+    assert.equal(result.response, "done");
+    assert.equal(asked, 0);
+    assert.equal(tools.calls.length, 2);
+  });
+
+  it("cancel while the approval question is open answers cancelled and runs nothing", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" })]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const h = await agentHarness(engine, tools);
+    const controller = new AbortController();
+    const askApproval = (_request: unknown, signal: AbortSignal): Promise<"approve" | "decline"> =>
+      new Promise((resolve) => {
+        signal.addEventListener("abort", () => resolve("approve"), { once: true });
+        setImmediate(() => controller.abort());
+      });
+    await rejectsWith(h.turn({ session_id: "ask4", input: "write x" }, controller.signal, { askApproval }), "cancelled");
+    assert.equal(tools.calls.length, 0, "an answer that arrives with the cancel does not run the tool");
   });
 
   it("keeps reasoning out of the response and llm_chunk", async () => {
