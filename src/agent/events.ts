@@ -3,7 +3,9 @@
  * `thinking_chunk` and `usage`). Each transport maps it in exactly one place; an exhaustive
  * switch ending in `never` makes a new event a compile error wherever it is not handled.
  */
-export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "approval_required" | "cancelled";
+import type { ToolStatus } from "../tools/tool-types.js";
+
+export type { ToolStatus } from "../tools/tool-types.js";
 
 export type LoopAbortReason = "max_steps" | "parse_errors";
 

@@ -1,25 +1,8 @@
-/** The conversation as every engine receives it (OpenAI-shaped, since two of three engines speak it). */
+/** What engines take and stream. The message types live in shared/ (the store keeps them too). */
+import type { ChatMessage, ToolCall } from "../shared/chat-message.js";
 
-export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
-
-export interface ToolCall {
-  /** Engine-assigned (or generated) id that the tool result refers back to. */
-  id: string;
-  name: string;
-  /** The raw JSON text of the arguments as the model produced it (may be invalid JSON). */
-  arguments: string;
-}
-
-export type ChatMessage =
-  | { role: "system"; content: string }
-  /**
-   * `preamble`: what the model was given in front of this message (memory notes), kept apart from
-   * what the user wrote and rendered into the message only for the model (renderForModel), so
-   * every later turn renders it the same way and the KV cache prefix stays valid.
-   */
-  | { role: "user"; content: string | ContentPart[]; preamble?: string }
-  | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
-  | { role: "tool"; tool_call_id: string; name: string; content: string };
+export type { ChatMessage, ContentPart, ToolCall } from "../shared/chat-message.js";
+export { contentText } from "../shared/chat-message.js";
 
 /** A tool the model may call; `parameters` is a JSON Schema object. */
 export interface ToolSpec {
@@ -85,8 +68,3 @@ export interface GenerateRequest {
   signal?: AbortSignal;
 }
 
-/** Flattens user content parts to text for engines without image input. */
-export function contentText(content: string | ContentPart[]): string {
-  if (typeof content === "string") return content;
-  return content.map((part) => (part.type === "text" ? part.text : `[image: ${part.image_url.url.slice(0, 64)}]`)).join("\n");
-}

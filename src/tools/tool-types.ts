@@ -1,4 +1,5 @@
-import type { ToolStatus } from "../agent/events.js";
+/** How a tool call ended, as the `tool_done` event reports it (`denied` and `approval_required` come from the agent's approval step). */
+export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "approval_required" | "cancelled";
 
 /** A tool as the agent sees it, whatever server provides it. */
 export interface ToolDescriptor {

@@ -3,7 +3,8 @@ import { constants } from "node:fs";
 import { access, open, stat, statfs, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { CheckResult } from "../doctor-report.js";
-import { fail, firstLine, formatBytes, ok, warn } from "../check-result.js";
+import { fail, firstLine, ok, warn } from "../check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 
 const ID = "data_dir";
 const TITLE = "Data directory";

@@ -3,7 +3,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
 import type { CheckResult } from "../doctor-report.js";
-import { fail, firstLine, formatBytes, ok } from "../check-result.js";
+import { fail, firstLine, ok } from "../check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 
 const REINSTALL_FIX =
   "reinstall local-ai's dependencies (`npm ci`) so node-llama-cpp's prebuilt llama.cpp binaries for this platform are present; see `LOCAL_AI_LOG_LEVEL=debug local-ai doctor` for its log";

@@ -1,7 +1,7 @@
 import type { Config } from "../../config/schema.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
-import { findExecutable } from "../find-executable.js";
+import { findExecutable } from "../../shared/process/find-executable.js";
 
 const ID = "llama_server.binary";
 const TITLE = "llama-server binary";

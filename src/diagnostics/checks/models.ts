@@ -2,7 +2,8 @@ import type { Config, ModelConfig } from "../../config/schema.js";
 import { readGgufHeader, type GgufHeaderProblem } from "../../engine/gguf/read-gguf-header.js";
 import { isRuntimeError } from "../../shared/runtime-error.js";
 import type { CheckResult } from "../doctor-report.js";
-import { fail, firstLine, formatBytes, ok, warn } from "../check-result.js";
+import { fail, firstLine, ok, warn } from "../check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 
 /** An endpoint that does not answer this fast is as good as down for a chat. */
 export const OPENAI_PROBE_TIMEOUT_MS = 2000;

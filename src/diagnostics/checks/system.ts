@@ -1,6 +1,7 @@
 import os from "node:os";
 import type { CheckResult } from "../doctor-report.js";
-import { fail, formatBytes, ok, warn } from "../check-result.js";
+import { fail, ok, warn } from "../check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 
 /** What the system checks read; injectable so the thresholds can be tested on any machine. */
 export interface SystemProbe {

@@ -3,7 +3,7 @@
 // nothing running (the child it spawned is stopped and its pid file removed).
 import { randomBytes } from "node:crypto";
 import { stat } from "node:fs/promises";
-import { findExecutable } from "../../diagnostics/find-executable.js";
+import { findExecutable } from "../../shared/process/find-executable.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { LoadProgress } from "../engine.js";

@@ -1,4 +1,4 @@
-import { formatBytes } from "../../diagnostics/check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 import { ramOf, sum, vramOf, type Usage } from "./estimator.js";
 import { ramNeeded, usableRam, usableVram } from "./memory-fit.js";
 import type { HardwareSnapshot } from "./plan-types.js";

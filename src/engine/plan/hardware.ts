@@ -1,6 +1,6 @@
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
-import { formatBytes } from "../../diagnostics/check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 import type { GpuBackend, HardwareReport, HardwareSnapshot } from "./plan-types.js";
 
 /**

@@ -1,4 +1,4 @@
-import { formatBytes } from "../../diagnostics/check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { estimateUsage, sum, vramOf, type ModelEstimator, type Usage } from "./estimator.js";
 import { describeParts, describePool, type ContextLabel } from "./describe-plan.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
-import { findExecutable } from "../../diagnostics/find-executable.js";
+import { findExecutable } from "../../shared/process/find-executable.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { probeSupportedFlags } from "../llama-server/help-probe.js";
 import { BASELINE_SUPPORTED_FLAGS, buildServerArgs } from "../llama-server/server-args.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
-import { formatBytes } from "../../diagnostics/check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { describeHardware, probeHardware } from "./hardware.js";
 import { lazyLlama, type LlamaLoader } from "./llama-loader.js";

@@ -1,4 +1,4 @@
-import { formatBytes } from "../../diagnostics/check-result.js";
+import { formatBytes } from "../../shared/format-bytes.js";
 import { formatParams } from "./plan-alternatives.js";
 import type { ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
 
