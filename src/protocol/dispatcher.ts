@@ -1,3 +1,4 @@
+import { closestMatch } from "../shared/closest-match.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { MethodContext, MethodDefinition, MethodTable, ParamsSchema } from "./method.js";
 
@@ -38,14 +39,32 @@ async function validate(methods: MethodTable, method: string, params: Record<str
   const schema = typeof definition.params === "function" ? await definition.params() : definition.params;
   const parsed = schema.safeParse(params);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => ({
-      param: issue.path.map(String).join("."),
-      message: issue.message,
-    }));
+    const issues = parsed.error.issues.flatMap((issue) => describeIssue(issue, schema));
     const summary = issues.map((issue) => (issue.param === "" ? issue.message : `${issue.param}: ${issue.message}`)).join("; ");
     throw new RuntimeError("invalid_params", `Invalid params for "${method}": ${summary}`, { details: { issues } });
   }
   return { definition, data: parsed.data };
+}
+
+interface ParamIssue {
+  param: string;
+  message: string;
+}
+
+/** One issue per unknown key, named, with the closest known param as a hint. */
+function describeIssue(issue: { readonly path: readonly PropertyKey[]; message: string; code?: string; keys?: readonly string[] }, schema: unknown): ParamIssue[] {
+  const parent = issue.path.map(String).join(".");
+  if (issue.code === "unrecognized_keys" && issue.keys !== undefined) {
+    const known = Object.keys((schema as { shape?: Record<string, unknown> }).shape ?? {});
+    return issue.keys.map((key) => {
+      const hint = issue.path.length === 0 ? closestMatch(key, known) : undefined;
+      return {
+        param: parent === "" ? key : `${parent}.${key}`,
+        message: `unknown param${hint === undefined ? "" : ` (did you mean "${hint}"?)`}${known.length > 0 && issue.path.length === 0 ? `; accepted: ${known.join(", ")}` : ""}`,
+      };
+    });
+  }
+  return [{ param: parent, message: issue.message }];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
@@ -6,7 +6,7 @@ import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor,
 import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
-import { CHECKPOINT_FILE, fileTimestamp, sessionPaths, userSessionsDir } from "./session-paths.js";
+import { CHECKPOINT_FILE, fileTimestamp, LOCK_FILE, sessionPaths, userSessionsDir } from "./session-paths.js";
 import type { Checkpoint, HistoryEntry, HistoryReader, LoadedHistory, SessionStore } from "./store-types.js";
 
 export interface FileSessionStoreDeps {
@@ -124,7 +124,28 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async withSessionLock<T>(userId: string, sessionId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     // No await before run(): the in-process queue must be joined in call order.
-    return this.locks.run(sessionPaths(this.dataDir, userId, sessionId).lock, fn, signal);
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    return this.locks.run(paths.lock, fn, signal).catch(async (error: unknown) => {
+      await this.removeIfEmpty(paths.dir, userSessionsDir(this.dataDir, userId));
+      throw error;
+    });
+  }
+
+  /**
+   * A request that failed before its turn wrote anything (unknown agent, a model that cannot load)
+   * leaves no session behind: the folders the lock created are removed while empty. rmdir refuses a
+   * folder with anything in it, so a session with history or a checkpoint is never touched.
+   */
+  private async removeIfEmpty(sessionDir: string, userDir: string): Promise<void> {
+    if (this.locks.busy(path.join(sessionDir, LOCK_FILE))) return;
+    for (const dir of [sessionDir, userDir]) {
+      try {
+        await rmdir(dir);
+        this.unsynced.delete(dir);
+      } catch {
+        return;
+      }
+    }
   }
 
   async listSessions(userId: string): Promise<string[]> {

@@ -103,6 +103,11 @@ export class SessionLocks {
     this.pollMaxMs = options.pollMaxMs ?? 250;
   }
 
+  /** Whether a caller in this process holds or waits for the lock at `lockFile`. */
+  busy(lockFile: string): boolean {
+    return this.tails.has(lockFile);
+  }
+
   /** Runs `fn` holding the lock at `lockFile` (in-process queue first, then the file). */
   async run<T>(lockFile: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const prev = this.tails.get(lockFile) ?? Promise.resolve();
@@ -158,16 +163,19 @@ export class SessionLocks {
    * file costs microseconds that way, against three thread-pool round trips (each up to a
    * millisecond on a busy machine) on the path to every turn's first token.
    */
-  private async tryCreate(file: string, token: string, retried = false): Promise<boolean> {
+  private async tryCreate(file: string, token: string, attempt = 0): Promise<boolean> {
     let fd: number;
     try {
       fd = openSync(file, "wx", 0o600);
     } catch (error) {
       if (errorCode(error) === "EEXIST") return false;
-      if (!isNotFound(error) || retried) throw error;
+      // A few tries: a failed first turn elsewhere may remove the empty folder we just made.
+      if (!isNotFound(error) || attempt >= 3) throw error;
       // First turn of a new session: its folder does not exist yet.
-      await (this.createDir ?? ensureDir)(path.dirname(file));
-      return this.tryCreate(file, token, true);
+      await (this.createDir ?? ensureDir)(path.dirname(file)).catch((cause: unknown) => {
+        if (!isNotFound(cause) || attempt >= 2) throw cause;
+      });
+      return this.tryCreate(file, token, attempt + 1);
     }
     try {
       const owner: LockOwner = { pid: process.pid, hostname: this.host, acquired_at: new Date().toISOString(), token };

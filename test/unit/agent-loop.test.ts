@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { describe, it } from "node:test";
 import type { ChatMessage } from "../../src/engine/chat-types.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
@@ -232,6 +234,17 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
       await rejectsWith(h.turn({ user_id: bad, input: "x" }), "invalid_request");
     }
     await rejectsWith(h.turn({ agent: "nobody", input: "x" }), "invalid_params");
+  });
+
+  it("a request that fails before its turn leaves no session folder; a failed turn of an existing session keeps it", async () => {
+    const h = await agentHarness(new ScriptedEngine([say("kept")]), new ScriptedToolProvider([]));
+    await rejectsWith(h.turn({ user_id: "u9", session_id: "ghost", agent: "nobody", input: "x" }), "invalid_params");
+    await rejectsWith(h.turn({ user_id: "u9", session_id: "ghost2", resume: true }), "invalid_request");
+    assert.deepEqual(await readdir(path.join(h.dataDir, "sessions")).catch(() => []), [], "neither the session nor the user folder is left");
+    await h.turn({ user_id: "u9", session_id: "real", input: "hi" });
+    await rejectsWith(h.turn({ user_id: "u9", session_id: "real", agent: "nobody", input: "x" }), "invalid_params");
+    assert.deepEqual(await readdir(path.join(h.dataDir, "sessions", "u9")), ["real"]);
+    assert.equal((await h.store.sessions.loadHistory("u9", "real")).messages.length, 2);
   });
 
   it("resume with nothing to resume is invalid_request", async () => {

@@ -4,6 +4,8 @@ import { z } from "zod";
  * The zod params schemas of the stdio methods, in one module that each method imports on its
  * first call (see `MethodDefinition.params`): zod and the schema construction stay off the path
  * of `ping`, the first thing a host times. The types are imported with `import type`.
+ * Params are strict (a misspelt `sesion_id` is an error, never a silently new session), except
+ * `initialize`'s, which a newer host may extend before the version negotiation has run.
  */
 
 export const initializeParams = z
@@ -23,11 +25,15 @@ export const chatParams = z
     user_id: z.string().optional(),
     session_id: z.string().optional(),
     agent: z.string().optional(),
-    input: z.union([z.string(), z.array(contentPart)]).default(""),
+    input: z.union([z.string(), z.array(contentPart)]).optional(),
     resume: z.boolean().default(false),
     approve_execution: z.boolean().default(false),
   })
-  .loose();
+  .strict()
+  .refine((params) => params.resume || (params.input !== undefined && params.input.length > 0), {
+    message: "required (a non-empty string or content parts) unless resume is true",
+    path: ["input"],
+  });
 
 export const planParams = z
   .object({
@@ -36,12 +42,12 @@ export const planParams = z
     /** Plan every configured model. */
     all: z.boolean().optional(),
   })
-  .loose()
+  .strict()
   .refine((input) => !(input.model !== undefined && input.all === true), { message: "give either model or all: true, not both", path: ["all"] });
 
-export const warmUpParams = z.object({ agent: z.string().optional() }).loose();
+export const warmUpParams = z.object({ agent: z.string().optional() }).strict();
 
-export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).loose();
+export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 
 /** JSON-RPC `$/cancelRequest {id}`. */
-export const cancelRequestParams = z.object({ id: z.union([z.string(), z.number()]) }).loose();
+export const cancelRequestParams = z.object({ id: z.union([z.string(), z.number()]) }).strict();
