@@ -5,6 +5,8 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import { describeValue, formatProblem, type ConfigProblem } from "./config-problem.js";
 import { substituteEnv } from "./env-substitute.js";
 import { resolveConfigPaths } from "./resolve-paths.js";
+import { closestMatch } from "../shared/closest-match.js";
+import { describeAccepted, keysAt, schemaAt } from "./accepted-values.js";
 import { configSchema, type Config } from "./schema.js";
 import { lineOfPath } from "./yaml-locator.js";
 import { readConfigFile, type ConfigFile, type ConfigState, type LocateOptions } from "./read-config-file.js";
@@ -69,17 +71,24 @@ function toProblems(
     return line === undefined ? {} : { line };
   };
   if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => ({
-      path: [...issue.path, key].map(String).join("."),
-      message: "unknown key (check the spelling; see config.example.yaml)",
-      ...locate([...issue.path, key]),
-    }));
+    const known = keysAt(configSchema, issue.path);
+    return issue.keys.map((key) => {
+      const hint = closestMatch(key, known);
+      return {
+        path: [...issue.path, key].map(String).join("."),
+        message: `unknown key${hint === undefined ? " (check the spelling" : ` (did you mean "${hint}"?`}; accepted here: ${known.join(", ")})`,
+        ...locate([...issue.path, key]),
+      };
+    });
   }
   const found = describeValue(valueAt(raw, issue.path));
+  // zod says "Invalid input" for a union and "Too small: ..." for one of its branches; say what is accepted.
+  const accepted = ["invalid_union", "invalid_type", "too_small", "too_big", "invalid_value"].includes(issue.code) ? describeAccepted(schemaAt(configSchema, issue.path)) : undefined;
+  const message = accepted === undefined ? issue.message : `must be ${accepted}`;
   return [
     {
       path: issue.path.map(String).join("."),
-      message: found === undefined && issue.code === "invalid_type" ? `is required: ${issue.message}` : issue.message,
+      message: found === undefined && issue.code === "invalid_type" ? `is required: ${message}` : message,
       ...(found === undefined ? {} : { found }),
       ...locate(issue.path),
     },

@@ -100,15 +100,32 @@ describe("config", () => {
         ["http.port", 5, "70000"],
       ],
     );
-    assert.match(problems[0]?.message ?? "", /expected number/);
-    assert.match(problems[1]?.message ?? "", /info/);
+    assert.equal(problems[0]?.message, "must be an integer > 0");
+    assert.equal(problems[1]?.message, 'must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent"');
   });
 
-  it("reports a misspelt key instead of ignoring it", () => {
+  it("reports a misspelt key instead of ignoring it, with the closest key and the accepted ones", () => {
     const [problem] = problemsOf("app:\n  max_step: 3\n");
     assert.equal(problem?.path, "app.max_step");
     assert.equal(problem?.line, 2);
-    assert.match(problem?.message ?? "", /unknown key/);
+    assert.equal(problem?.message, 'unknown key (did you mean "max_steps"?; accepted here: data_dir, log_level, max_steps, max_parse_errors, max_tool_output_bytes)');
+    const [nested] = problemsOf("llama:\n  models:\n    m:\n      path: /a.gguf\n      ctx_sise: 10\n");
+    assert.equal(nested?.path, "llama.models.m.ctx_sise");
+    assert.match(nested?.message ?? "", /^unknown key \(did you mean "ctx_size"\?; accepted here: engine, path, /);
+    const [far] = problemsOf("app:\n  zzzzzzzz: 1\n");
+    assert.match(far?.message ?? "", /^unknown key \(check the spelling; accepted here: data_dir,/);
+  });
+
+  it("says what a key accepts instead of zod's 'Invalid input'", () => {
+    const problems = problemsOf("llama:\n  models:\n    m:\n      path: /a.gguf\n      gpu_layers: many\n      parallel: 0\n      threads: -2\n");
+    assert.deepEqual(
+      problems.map((p) => [p.path, p.message, p.found]),
+      [
+        ["llama.models.m.gpu_layers", 'must be "auto" or an integer >= 0', '"many"'],
+        ["llama.models.m.parallel", "must be an integer >= 1 and <= 64", "0"],
+        ["llama.models.m.threads", 'must be "auto" or an integer > 0', "-2"],
+      ],
+    );
   });
 
   it("reports YAML syntax errors with their line", () => {
