@@ -49,7 +49,7 @@ describe("doctor command", () => {
     await copyFile(await ensureFixture("tiny"), path.join(dir, "model.gguf"));
     // A random high port: doctor only binds and closes it, and a busy one would only warn.
     const port = 20000 + Math.floor(Math.random() * 20000);
-    await writeFile(path.join(dir, "config.yaml"), `app:\n  data_dir: ./data\nllama:\n  models:\n    default:\n      path: ./model.gguf\nhttp:\n  port: ${port}\n`);
+    await writeFile(path.join(dir, "config.yaml"), `app:\n  data_dir: ./data\nllama:\n  models:\n    default:\n      path: ./model.gguf\nagents:\n  assistant:\n    model: default\nhttp:\n  port: ${port}\n`);
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });

@@ -60,6 +60,9 @@ describe("runDoctor", () => {
       "      engine: embedded",
       "      path: ./model.gguf",
       extraModels,
+      "agents:",
+      "  assistant:",
+      "    model: default",
       "http:",
       `  port: ${await freePort()}`,
     ].join("\n");
@@ -105,6 +108,16 @@ describe("runDoctor", () => {
     assert.ok(!report.checks.some((check) => check.id === "llama_server.binary"), "no binary check without a llama-server model");
     assert.equal(report.ok, true, JSON.stringify(report.checks.filter((c) => c.status === "fail")));
     assert.doesNotThrow(() => JSON.stringify(report), "the report is plain JSON (no bigint)");
+  });
+
+  it("fails a config with no agents, as the serve commands would refuse it", async () => {
+    const yaml = (await validYaml()).replace("agents:\n  assistant:\n    model: default\n", "");
+    const report = await doctor(await stateFor(yaml));
+    const config = find(report, "config");
+    assert.equal(config.status, "fail");
+    assert.match(config.finding, /has no agents: serve-http and serve-socket refuse to start/);
+    assert.match(config.fix ?? "", /agents:\n  assistant:\n    model: default/);
+    assert.equal(report.ok, false);
   });
 
   it("fails a model that is not a GGUF file, naming the reason", async () => {

@@ -20,6 +20,16 @@ export async function checkConfig(state: ConfigState): Promise<CheckResult> {
     case "loaded": {
       const models = Object.keys(state.config.llama.models).length;
       const agents = Object.keys(state.config.agents).length;
+      if (agents === 0) {
+        // Every serve command refuses such a config; doctor must not call it fine.
+        return fail(
+          ID,
+          TITLE,
+          `${state.path} (${from}) is valid but has no agents: serve-http and serve-socket refuse to start and every chat fails without one`,
+          `add an agent under agents: in ${state.path}, e.g. "agents:\n  assistant:\n    model: ${Object.keys(state.config.llama.models)[0] ?? "default"}" (see config.example.yaml)`,
+          { ...data, models, agents },
+        );
+      }
       return ok(ID, TITLE, `${state.path} (${from}) is valid: ${models} model${models === 1 ? "" : "s"}, ${agents} agent${agents === 1 ? "" : "s"}`, data);
     }
     case "missing":
