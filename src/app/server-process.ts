@@ -3,6 +3,7 @@ import type { LogLevel } from "../config/schema.js";
 import { createLogger, flushLogger } from "../logging/create-logger.js";
 import { installProcessGuards } from "./process-guards.js";
 import { shutdownOnSignals } from "./shutdown-signals.js";
+import type { SignalLatch } from "./signal-latch.js";
 
 /** What every long-running server command sets up before serving, and undoes at the end. */
 export interface ServerProcess {
@@ -16,13 +17,13 @@ export interface ServerProcess {
 }
 
 /** Logger on stderr, last-resort guards and signal handling: the same for every serve-* command. */
-export function startServerProcess(options: { level?: LogLevel | undefined; env: Readonly<Record<string, string | undefined>> }): ServerProcess {
+export function startServerProcess(options: { level?: LogLevel | undefined; env: Readonly<Record<string, string | undefined>>; signals?: SignalLatch | undefined }): ServerProcess {
   const logger = createLogger({ level: options.level, env: options.env });
   const exitNow = (code: number): void => {
     void flushLogger(logger, 500).then(() => process.exit(code));
   };
   const disposeGuards = installProcessGuards(logger, exitNow);
-  const signals = shutdownOnSignals(logger, exitNow);
+  const signals = shutdownOnSignals(logger, exitNow, options.signals);
   return {
     logger,
     signal: signals.signal,

@@ -1,3 +1,5 @@
+import type { SignalLatch } from "../app/signal-latch.js";
+
 /** What a command may touch of the outside world; injected so commands are testable in process. */
 export interface CliDeps {
   env: Readonly<Record<string, string | undefined>>;
@@ -7,4 +9,6 @@ export interface CliDeps {
   stdoutIsTTY: boolean;
   version: string;
   setExitCode(code: number): void;
+  /** Signals held since the process started (main.ts); absent when the CLI runs inside a test. */
+  signals?: SignalLatch;
 }

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-import { readPackageInfo } from "../shared/version.js";
-import { runCli } from "./program.js";
+// Signals are held from the first instant, before the CLI's own imports (see signal-latch.ts).
+import { latchSignals } from "../app/signal-latch.js";
+
+const signals = latchSignals();
+const { readPackageInfo } = await import("../shared/version.js");
+const { runCli } = await import("./program.js");
 
 const code = await runCli(process.argv, {
   env: process.env,
@@ -10,5 +14,6 @@ const code = await runCli(process.argv, {
   stdoutIsTTY: process.stdout.isTTY === true,
   version: readPackageInfo().version,
   setExitCode: () => undefined,
+  signals,
 });
 process.exitCode = code;

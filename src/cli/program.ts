@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { releaseToDefault } from "../app/signal-latch.js";
 import type { CliDeps } from "./cli-deps.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerPlanCommand } from "./commands/plan.js";
@@ -6,6 +7,8 @@ import { registerPodCommand } from "./commands/pod.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
 import { registerServeSocketCommand } from "./commands/serve-socket.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
+
+const SERVING_COMMANDS: ReadonlySet<string> = new Set(["serve-stdio", "serve-http", "serve-socket"]);
 
 /** The command tree; each command lives in its own file under commands/. */
 export function createProgram(deps: CliDeps): Command {
@@ -20,6 +23,10 @@ export function createProgram(deps: CliDeps): Command {
       writeOut: (text) => deps.stdout.write(text),
       writeErr: (text) => deps.stderr.write(text),
     });
+  // Serve commands take held signals over (startServerProcess); every other command lets them act now.
+  program.hook("preAction", (_program, action) => {
+    if (!SERVING_COMMANDS.has(action.name())) releaseToDefault(deps.signals);
+  });
   registerServeStdioCommand(program, deps);
   registerServeHttpCommand(program, deps);
   registerServeSocketCommand(program, deps);
@@ -40,6 +47,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return error.exitCode === 0 ? 0 : 2;
     }
     throw error;
+  } finally {
+    // --version, --help and usage errors run no action: a signal held meanwhile still acts.
+    releaseToDefault(deps.signals);
   }
   return exitCode;
 }

@@ -59,7 +59,7 @@ export async function runServeHttpCommand(command: Command, deps: CliDeps): Prom
     ...keepAliveOverride(deps.env),
   };
 
-  const serving = startServerProcess({ level: config.app.log_level, env: deps.env });
+  const serving = startServerProcess({ level: config.app.log_level, env: deps.env, signals: deps.signals });
   const { logger } = serving;
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
   const shutdown = new AbortController();

@@ -45,7 +45,7 @@ export async function runServeSocketCommand(command: Command, deps: CliDeps): Pr
     return fail((error as Error).message);
   }
 
-  const serving = startServerProcess({ level: config.app.log_level, env: deps.env });
+  const serving = startServerProcess({ level: config.app.log_level, env: deps.env, signals: deps.signals });
   const { logger } = serving;
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env: deps.env });
   const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), coalesceMs: config.stdio.coalesce_ms, limits: clientLimits(deps.env, config.stdio.max_line_bytes), logger });

@@ -28,7 +28,7 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
   }
   const wire = options.protocol;
   const config = await openStdioConfig(options, deps);
-  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env });
+  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env, signals: deps.signals });
   const { logger } = serving;
   const info = readPackageInfo();
   // Built on the first method that needs it: ping and initialize never load the engines or the MCP client.
