@@ -16,7 +16,6 @@ function keyOf(id: RequestId | null): string {
 /** The requests being handled right now, by id, so `cancel` and shutdown can reach them. */
 export class InFlightRequests {
   private readonly entries = new Map<string, InFlightEntry>();
-  private changed: Array<() => void> = [];
   private anonymous = 0;
 
   get size(): number {
@@ -40,9 +39,6 @@ export class InFlightRequests {
 
   delete(key: string): void {
     this.entries.delete(key);
-    const waiters = this.changed;
-    this.changed = [];
-    for (const wake of waiters) wake();
   }
 
   list(method?: string): InFlightEntry[] {
@@ -52,13 +48,6 @@ export class InFlightRequests {
 
   abortAll(reason: string): void {
     for (const entry of this.entries.values()) entry.controller.abort(reason);
-  }
-
-  /** Resolves once fewer than `limit` requests are in flight (backpressure on the reader). */
-  async waitBelow(limit: number): Promise<void> {
-    while (this.entries.size >= limit) {
-      await new Promise<void>((resolve) => this.changed.push(resolve));
-    }
   }
 
   /** Resolves when every request in flight now has finished. */

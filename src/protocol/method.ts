@@ -25,6 +25,11 @@ export interface MethodDefinition<Params = unknown> {
    */
   params: ParamsSchema<Params> | (() => Promise<ParamsSchema<Params>>);
   handle(params: Params, context: MethodContext): Promise<unknown>;
+  /**
+   * Cheap methods that steer the server (ping, cancel, shutdown): always read and run, however
+   * many requests are in flight, so a host can always stop what it started.
+   */
+  control?: true;
 }
 
 export type MethodTable = ReadonlyMap<string, MethodDefinition<never>>;

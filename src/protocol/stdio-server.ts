@@ -123,6 +123,19 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
     return answer;
   };
 
+  /**
+   * stdin keeps being read at the in-flight limit, so cancel, shutdown and ping always get through;
+   * other calls are refused with `busy` (null: a notification, dropped; undefined: not refused).
+   */
+  const refusal = (call: InboundCall): object | null | undefined => {
+    if (inFlight.size < limits.maxInFlight || methods.get(call.method)?.control === true) return undefined;
+    if (call.notification) {
+      logger.warn({ method: call.method, limit: limits.maxInFlight }, "notification dropped: too many requests in flight");
+      return null;
+    }
+    return dialect.errorFrame(call.id, busyError(limits.maxInFlight), undefined);
+  };
+
   /** Batch answers are written after their calls settle; shutdown waits for those writes too. */
   const batchWrites = new Set<Promise<void>>();
 
@@ -140,13 +153,22 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
         if (entry.frame !== null) await send(entry.frame, null);
         return;
       }
+      const refused = refusal(entry);
+      if (refused !== undefined) {
+        // Awaited: a host that floods us and reads nothing stalls its own writes, not our memory.
+        if (refused !== null) await send(refused, entry.id);
+        return;
+      }
       // Not awaited: requests run concurrently; the answer is written when it is ready.
       void start(entry, true);
       return;
     }
     // A batch: every call starts now; the answers leave together as one array once all are done.
     const answers = parsed.items.map((entry) => {
-      if (entry.kind === "call") return start(entry, false);
+      if (entry.kind === "call") {
+        const refused = refusal(entry);
+        return refused === undefined ? start(entry, false) : Promise.resolve(refused);
+      }
       logger.debug({ reason: entry.reason }, "invalid batch entry");
       return Promise.resolve(entry.frame);
     });
@@ -164,7 +186,6 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
       for await (const item of readLines(options.input, limits.maxLineBytes)) {
         if (stopReason !== null) return;
         await handleLine(item);
-        await inFlight.waitBelow(limits.maxInFlight);
       }
       requestShutdown("stdin closed");
     } catch (error) {
@@ -187,6 +208,10 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
   if (!flushed) logger.warn({ stats: writer.stats }, "output not fully flushed before the timeout");
   logger.debug({ stats: writer.stats }, "stdio writer closed");
   return { exitCode: 0, reason: stopReason ?? "stopped", flushed };
+}
+
+function busyError(limit: number): RuntimeError {
+  return new RuntimeError("busy", `Too many requests in flight (the limit is ${limit}): wait for answers or cancel some, then send it again`, { details: { max_in_flight: limit } });
 }
 
 /** A message that cannot be serialised (a BigInt, a cycle) is logged, never a crash. */

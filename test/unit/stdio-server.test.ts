@@ -4,6 +4,9 @@ import { describe, it } from "node:test";
 import { z } from "zod";
 import { delay } from "../../src/shared/abort.js";
 import { defineMethod, type MethodDefinition, type MethodTable } from "../../src/protocol/method.js";
+import { cancelMethod } from "../../src/protocol/methods/cancel.js";
+import { pingMethod } from "../../src/protocol/methods/ping.js";
+import { shutdownMethod } from "../../src/protocol/methods/shutdown.js";
 import { runStdioServer, type StdioControl, type StdioServerResult } from "../../src/protocol/stdio-server.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
@@ -109,6 +112,39 @@ describe("runStdioServer", () => {
     h.input.end();
     await h.done;
     assert.equal(h.lines()[1]?.result, "done");
+  });
+
+  it("at the in-flight limit stdin is still read: ping, cancel and shutdown are answered, other calls get busy", async () => {
+    const stuck = defineMethod({
+      params: z.object({}).loose(),
+      handle: (_params, context) => new Promise((_resolve, reject) => context.signal.addEventListener("abort", () => reject(new Error("aborted")))),
+    });
+    // Named chat: `cancel` reaches chats only.
+    const h = start((control) => [["chat", stuck], ["ping", pingMethod], ["cancel", cancelMethod(control)], ["shutdown", shutdownMethod(control)]], { maxInFlight: 4 });
+    h.input.write([1, 2, 3, 4, 5].map((n) => `{"id":${n},"method":"chat"}\n`).join(""));
+    await h.waitFor(1);
+    assert.deepEqual(h.lines()[0], {
+      id: 5,
+      type: "error",
+      code: "busy",
+      message: "Too many requests in flight (the limit is 4): wait for answers or cancel some, then send it again",
+      details: { max_in_flight: 4 },
+    });
+    h.input.write('{"id":"p","method":"ping"}\n{"id":"c","method":"cancel","params":{"request_id":2}}\n');
+    await h.waitFor(4);
+    assert.deepEqual(h.lines().slice(1).map((l) => [l.id, l.type, l.code ?? (l.result as { status?: string }).status]).sort(), [
+      [2, "error", "cancelled"],
+      ["c", "result", "ok"],
+      ["p", "result", "ok"],
+    ]);
+    // One slot is free again: an ordinary call is taken.
+    h.input.write('{"id":6,"method":"chat"}\n{"id":7,"method":"chat"}\n{"id":"s","method":"shutdown"}\n');
+    const result = await h.done;
+    assert.equal(result.exitCode, 0);
+    const byId = new Map(h.lines().map((l) => [l.id, l.code ?? (l.result as { status?: string }).status]));
+    assert.equal(byId.get(7), "busy");
+    assert.equal(byId.get("s"), "ok");
+    for (const id of [1, 3, 4, 6]) assert.equal(byId.get(id), "cancelled", `request ${id} was cancelled at shutdown`);
   });
 
   it("at shutdown waits for in-flight work, then cancels what outlives the grace period", async () => {

@@ -11,6 +11,7 @@ export const CANCEL_NOTIFICATION = "$/cancelRequest";
  */
 export function cancelRequestMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
+    control: true,
     params: () => import("../methods/params-schemas.js").then((schemas) => schemas.cancelRequestParams),
     handle: async (input, context) => {
       const target = control.inFlight.get(input.id);

@@ -9,6 +9,7 @@ import type { StdioControl } from "../stdio-server.js";
  */
 export function cancelMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
+    control: true,
     params: () => import("./params-schemas.js").then((schemas) => schemas.cancelParams),
     handle: async (input, context) => {
       const chats = control.inFlight.list("chat");

@@ -3,5 +3,6 @@ import { defineMethod } from "../method.js";
 
 export const pingMethod = defineMethod({
   params: noParams,
+  control: true,
   handle: async () => ({ status: "ok" }),
 });

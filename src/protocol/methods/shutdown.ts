@@ -5,6 +5,7 @@ import type { StdioControl } from "../stdio-server.js";
 /** Answers first; the server then stops reading, lets in-flight work end, drains and exits 0. */
 export function shutdownMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
+    control: true,
     params: noParams,
     handle: async () => {
       control.requestShutdown("shutdown requested");
