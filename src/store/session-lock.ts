@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { delay } from "../shared/abort.js";
+import { isProcessAlive } from "../shared/process/is-process-alive.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { ensureDir, errorCode, isNotFound } from "./atomic-file.js";
 
@@ -57,16 +58,6 @@ const BREAKER_STALE_MS = 10_000;
 
 export function cancelledWaiting(): RuntimeError {
   return new RuntimeError("cancelled", "Cancelled while waiting for the session lock");
-}
-
-/** `kill(pid, 0)` probes without signalling: ESRCH means gone, EPERM means alive but not ours. */
-export function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) === "EPERM";
-  }
 }
 
 function parseOwner(raw: string): LockOwner | null {
@@ -194,7 +185,7 @@ export class SessionLocks {
     const age = Date.now() - observed.mtimeMs;
     const { owner } = observed;
     if (owner === null) return age > this.unreadableStaleMs;
-    if (owner.hostname === this.host && !isPidAlive(owner.pid)) return true;
+    if (owner.hostname === this.host && !isProcessAlive(owner.pid)) return true;
     return age > this.staleMs;
   }
 

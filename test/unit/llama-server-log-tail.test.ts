@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { errorExcerpt, LineSplitter, LogTail } from "../../src/engine/llama-server/log-tail.js";
+import { errorExcerpt } from "../../src/engine/llama-server/error-excerpt.js";
+import { LogTail } from "../../src/shared/process/log-tail.js";
+import { OutputLineSplitter as LineSplitter } from "../../src/shared/process/output-lines.js";
 
 test("LineSplitter joins lines across chunks, including a UTF-8 character split in two", () => {
   const lines: string[] = [];

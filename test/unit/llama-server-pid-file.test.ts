@@ -7,7 +7,9 @@ import { test } from "node:test";
 import {
   formatPidFile, isRecordedServer, parsePidFile, pidFilePath, readPidFile, removePidFile, writePidFile, type PidRecord,
 } from "../../src/engine/llama-server/pid-file.js";
-import { isProcessAlive, readCommandLine, terminateProcessGroup } from "../../src/engine/llama-server/process-inspect.js";
+import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
+import { readCommandLine } from "../../src/shared/process/read-command-line.js";
+import { terminateProcessGroup } from "../../src/shared/process/terminate.js";
 
 const record: PidRecord = {
   pid: 4242,

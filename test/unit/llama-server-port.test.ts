@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { pidFilePath, readPidFile, writePidFile } from "../../src/engine/llama-server/pid-file.js";
 import { claimPort } from "../../src/engine/llama-server/port-claim.js";
 import { isPortFree } from "../../src/engine/llama-server/port-probe.js";
-import { isProcessAlive } from "../../src/engine/llama-server/process-inspect.js";
+import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 

@@ -14,7 +14,7 @@ import { SlotAffinity } from "./slot-affinity.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import { embedViaOpenAi } from "../openai/openai-embeddings.js";
 import type { LaunchedServer } from "./launch.js";
-import { errorExcerpt } from "./log-tail.js";
+import { errorExcerpt } from "./error-excerpt.js";
 import { readSlots, type SlotState } from "./server-http.js";
 import { ServerSupervisor } from "./supervisor.js";
 import { DEFAULT_SUPERVISOR_TUNING, type SupervisorTuning } from "./tuning.js";

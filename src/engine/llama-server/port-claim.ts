@@ -5,7 +5,9 @@ import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { isRecordedServer, readPidFile, removePidFile } from "./pid-file.js";
 import { isPortFree } from "./port-probe.js";
-import { isProcessAlive, readCommandLine, terminateProcessGroup } from "./process-inspect.js";
+import { isProcessAlive } from "../../shared/process/is-process-alive.js";
+import { readCommandLine } from "../../shared/process/read-command-line.js";
+import { terminateProcessGroup } from "../../shared/process/terminate.js";
 import { LLAMA_SERVER_HOST } from "./server-args.js";
 import { delay as sleep } from "../../shared/abort.js";
 

@@ -5,8 +5,9 @@ import type { Result } from "execa";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { childEnv } from "./child-env.js";
-import { LineSplitter, type LogTail } from "./log-tail.js";
-import { signalProcessGroup } from "./process-inspect.js";
+import type { LogTail } from "../../shared/process/log-tail.js";
+import { OutputLineSplitter } from "../../shared/process/output-lines.js";
+import { signalProcessGroup } from "../../shared/process/terminate.js";
 import { redactServerArgs } from "./server-args.js";
 import { delay as sleep } from "../../shared/abort.js";
 
@@ -89,7 +90,7 @@ export class ServerProcess {
 
     const drain = (stream: NodeJS.ReadableStream | null, name: "stdout" | "stderr"): Promise<void> => {
       if (stream === null) return Promise.resolve();
-      const splitter = new LineSplitter((line) => {
+      const splitter = new OutputLineSplitter((line) => {
         if (line === "") return;
         tail.push(line);
         logger.debug({ stream: name }, line);

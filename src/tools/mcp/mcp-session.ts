@@ -4,7 +4,7 @@ import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdi
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
-import { ensureExited } from "./child-reaper.js";
+import { ensureExited } from "../../shared/process/terminate.js";
 import { mcpServerEnv } from "./server-env.js";
 import { StderrTail } from "./stderr-lines.js";
 

@@ -1,11 +1,12 @@
-// Child output handling: bytes -> lines (UTF-8 safe, each line bounded) -> a bounded tail kept
-// for error messages and doctor. A chatty or broken child can never grow our memory.
+// A child's output as lines: bytes -> lines (UTF-8 safe, each line bounded). A chatty or broken
+// child can never grow our memory. (Protocol input uses shared/line-splitter.ts, which discards
+// an over-long line instead: a cut request must not run, a cut log line is still worth reading.)
 import { StringDecoder } from "node:string_decoder";
 
 export const DEFAULT_MAX_LINE_CHARS = 4096;
 
 /** Splits a byte stream into lines; an over-long line is cut and marked, never buffered whole. */
-export class LineSplitter {
+export class OutputLineSplitter {
   private readonly decoder = new StringDecoder("utf8");
   private partial = "";
   private truncated = false;
@@ -26,6 +27,11 @@ export class LineSplitter {
       start = newline + 1;
     }
     this.append(text.slice(start));
+  }
+
+  /** The line being received (no newline yet), for a tail read while the child is still talking. */
+  pending(): string {
+    return this.partial;
   }
 
   /** Flushes a last line without a newline. */
@@ -51,33 +57,4 @@ export class LineSplitter {
     this.partial = "";
     this.truncated = false;
   }
-}
-
-/** The last `capacity` lines. */
-export class LogTail {
-  private readonly buffer: string[] = [];
-
-  constructor(private readonly capacity = 200) {}
-
-  push(line: string): void {
-    this.buffer.push(line);
-    if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity);
-  }
-
-  lines(count = this.capacity): string[] {
-    return this.buffer.slice(-count);
-  }
-
-  clear(): void {
-    this.buffer.length = 0;
-  }
-}
-
-/**
- * The lines worth quoting in an error: llama.cpp marks errors with " E " (timestamped format)
- * or "error"; fall back to the last lines when none are marked.
- */
-export function errorExcerpt(lines: readonly string[], count = 6): string[] {
-  const marked = lines.filter((line) => / E |error|failed|fatal|abort/i.test(line));
-  return (marked.length > 0 ? marked : lines).slice(-count);
 }

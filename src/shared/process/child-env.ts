@@ -1,0 +1,32 @@
+/**
+ * The environment a child process gets: an allow-list of ours, never the whole of it. Our process
+ * may hold API keys and tokens that a child (llama-server, a third-party MCP server) has no
+ * business seeing. Each kind of child adds its own names (GPU runtimes, proxies) to the base.
+ */
+export interface EnvAllowList {
+  names: readonly string[];
+  prefixes?: readonly string[];
+}
+
+/** What any program needs to start: the search path, the user, the locale, temp folders, Windows basics. */
+export const BASE_CHILD_ENV: EnvAllowList = {
+  names: [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TMP", "TEMP",
+    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
+    "PROGRAMFILES", "HOMEDRIVE", "HOMEPATH", "USERNAME",
+  ],
+  prefixes: ["LC_"],
+};
+
+/** The variables of `parent` that `BASE_CHILD_ENV` or one of `extra` allows, and nothing else. */
+export function allowListedEnv(parent: Readonly<Record<string, string | undefined>>, ...extra: readonly EnvAllowList[]): Record<string, string> {
+  const lists = [BASE_CHILD_ENV, ...extra];
+  const names = new Set(lists.flatMap((list) => list.names));
+  const prefixes = lists.flatMap((list) => list.prefixes ?? []);
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parent)) {
+    if (value === undefined) continue;
+    if (names.has(key) || prefixes.some((prefix) => key.startsWith(prefix))) env[key] = value;
+  }
+  return env;
+}
