@@ -19,7 +19,8 @@ export type ChatMessage =
    */
   | { role: "user"; content: string | ContentPart[]; preamble?: string }
   | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
-  | { role: "tool"; tool_call_id: string; name: string; content: string };
+  /** `is_error`: the call failed, was refused or declined (kept for replays; engines never send it). */
+  | { role: "tool"; tool_call_id: string; name: string; content: string; is_error?: boolean };
 
 /** A tool the model may call; `parameters` is a JSON Schema object. */
 export interface ToolSpec {
@@ -28,7 +29,8 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
-export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
+/** `content_filter`: an OpenAI-compatible upstream withheld or cut the answer (a refusal). */
+export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled" | "content_filter";
 
 /** What `Engine.generate` streams. Exactly one `end` chunk closes every successful stream. */
 export type EngineChunk =

@@ -1,4 +1,5 @@
 import type { ToolStatus } from "../agent/events.js";
+import type { McpServerSpec } from "./mcp/mcp-server-spec.js";
 
 /** A tool as the agent sees it, whatever server provides it. */
 export interface ToolDescriptor {
@@ -32,4 +33,12 @@ export interface ToolProvider {
   list(patterns: readonly string[]): ToolDescriptor[];
   call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
   close(): Promise<void>;
+}
+
+/** Tools a front-door session brings on top of the config's (the composition root composes them). */
+export interface SessionToolsRequest {
+  /** MCP servers of this session only (started lazily, stopped when the session's provider closes). */
+  servers: Record<string, McpServerSpec>;
+  /** Providers of the front door's own (ACP: the editor's file and terminal tools). */
+  providers: ToolProvider[];
 }
