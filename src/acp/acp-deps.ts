@@ -10,12 +10,7 @@ export interface AcpCore {
   sessionTools(request: SessionToolsRequest): ToolProvider;
   /** app.max_tool_output_bytes (a command's retained output). */
   maxToolOutputBytes: number;
-}
-
-/** Facts about the default agent's model that ACP advertises (prompt capabilities, usage). */
-export interface AcpModelFacts {
-  images: boolean;
-  /** The context window in tokens, for `usage_update.size` (the loaded model's, once it is loaded). */
+  /** The default agent's context window in tokens, for `usage_update.size` (the loaded model's, once loaded). */
   contextSize(): number;
 }
 
@@ -24,8 +19,12 @@ export interface AcpDeps {
   logger: Logger;
   /** Throws config_missing / config_invalid (as RuntimeError) without a valid config. */
   core(): Promise<AcpCore>;
-  /** null when there is no valid config (initialize still answers; session/new says what is wrong). */
-  modelFacts(): Promise<AcpModelFacts | null>;
+  /**
+   * Whether the default agent's model takes images (`promptCapabilities.image`), from the config
+   * alone: initialize must not wait for the runtime. False without a valid config (initialize
+   * still answers; session/new says what is wrong).
+   */
+  takesImages(): Promise<boolean>;
   /** stdio.coalesce_ms: text deltas merged into one `session/update` within this window. */
   coalesceMs: number;
 }

@@ -8,16 +8,16 @@ import type { AcpConnectionState } from "./acp-connection-state.js";
  */
 export async function initialize(state: AcpConnectionState, params: InitializeRequest): Promise<InitializeResponse> {
   state.clientCapabilities = params.clientCapabilities ?? {};
-  const facts = await state.deps.modelFacts().catch((error: unknown) => {
-    state.logger.debug({ err: error }, "model facts unavailable at initialize");
-    return null;
+  const images = await state.deps.takesImages().catch((error: unknown) => {
+    state.logger.debug({ err: error }, "model capabilities unavailable at initialize");
+    return false;
   });
   state.logger.info({ client: params.clientInfo ?? null, requested_version: params.protocolVersion, capabilities: state.clientCapabilities }, "ACP client initialized");
   return {
     protocolVersion: PROTOCOL_VERSION,
     agentCapabilities: {
       loadSession: true,
-      promptCapabilities: { image: facts?.images === true, audio: false, embeddedContext: true },
+      promptCapabilities: { image: images, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
       sessionCapabilities: { list: {}, close: {} },
     },

@@ -25,15 +25,15 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
   const session = state.sessions.get(params.sessionId);
   if (session.busy) throw RequestError.invalidRequest({ sessionId: session.id, code: "busy" }, "a prompt is already running in this session; cancel it or wait for its answer");
   const input = promptInput(params.prompt);
-  const core = await state.deps.core();
-  const facts = await state.deps.modelFacts();
   const log = state.logger.child({ session_id: session.id });
+  // Running from here, before any wait: a session/cancel that arrives meanwhile is not lost.
   const controller = session.beginPrompt();
   const onRequestCancel = (): void => controller.abort("request cancelled");
   requestSignal.addEventListener("abort", onRequestCancel, { once: true });
-  const updates = new AcpTurnUpdates(session.cwd, facts === null ? null : () => facts.contextSize());
   const end: TurnEnd = { finish: "stop", aborted: null };
   try {
+    const core = await state.deps.core();
+    const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize());
     const result = await withCoalescedEmit(
       (event) => {
         if (event.event === "final") end.finish = event.finish_reason ?? "stop";

@@ -244,4 +244,32 @@ describe("ACP: MCP servers passed in session/new (server-everything over stdio a
     await finish(editor);
     http.stop();
   });
+
+  it("stop when the process exits (SIGTERM): no server is left behind", async () => {
+    const upstream = await startAgentUpstream([]);
+    const editor = await editorOn(upstream);
+    await editor.initialize({});
+    await editor.agent.request(methods.agent.session.new, { cwd: await workspace(), mcpServers: [{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: [] }] });
+    const pid = editor.child.pid as number;
+    let servers: number[] = [];
+    // The session's servers start right after session/new (in the background).
+    for (let i = 0; i < 200 && servers.length === 0; i++) {
+      servers = await childrenMatching(pid, "server-everything");
+      if (servers.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(servers.length, 1, "the session's server started");
+    editor.child.kill("SIGTERM");
+    assert.equal((await editor.exited).code, 0, editor.stderr);
+    const alive = (p: number): boolean => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    assert.deepEqual(servers.filter(alive), [], "stopped before the process exited");
+    editor.connection.close();
+    assert.deepEqual(editor.stdoutViolations(), []);
+  });
 });

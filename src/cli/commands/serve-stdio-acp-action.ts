@@ -4,7 +4,9 @@ import { lazyRuntime, type LazyRuntime } from "../../app/lazy-runtime.js";
 import { reportConfigState } from "../../app/report-config.js";
 import { startServerProcess } from "../../app/server-process.js";
 import { stdioLimitsOf } from "../../app/stdio-limits.js";
-import { requireConfig } from "../../config/load-config.js";
+import type { ConfigState } from "../../config/read-config-file.js";
+import type { Config, ModelConfig } from "../../config/schema.js";
+import { describeModel } from "../../engine/describe-model.js";
 import { resolveLogLevel } from "../../logging/create-logger.js";
 import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
@@ -34,7 +36,7 @@ export async function runServeStdioAcp(options: ServeStdioOptions, deps: CliDeps
     logger,
     limits,
     signal: serving.signal,
-    deps: acpDeps(runtime, info.version, limits.coalesceMs, logger),
+    deps: acpDeps(runtime, config.state, info.version, limits.coalesceMs, logger),
   });
   await runtime.close();
   logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
@@ -44,25 +46,38 @@ export async function runServeStdioAcp(options: ServeStdioOptions, deps: CliDeps
 }
 
 /** The runtime as the ACP front door sees it. */
-function acpDeps(runtime: LazyRuntime, version: string, coalesceMs: number, logger: AcpDeps["logger"]): AcpDeps {
+function acpDeps(runtime: LazyRuntime, configState: Promise<ConfigState>, version: string, coalesceMs: number, logger: AcpDeps["logger"]): AcpDeps {
   return {
     agentInfo: { name: "local-ai", version },
     logger,
     coalesceMs,
     core: async () => {
       const built = await runtime.get();
-      const config = requireConfig(built.configState);
-      return { runner: built.sessionRunner(), catalog: built.sessionCatalog(), sessionTools: (request) => built.sessionTools(request), maxToolOutputBytes: config.app.max_tool_output_bytes };
-    },
-    modelFacts: async () => {
-      const built = await runtime.get();
-      if (built.configState.status !== "loaded") return null;
+      // Throws config_missing / config_invalid (what session/new then answers) without a valid config.
+      const runner = built.sessionRunner();
+      if (built.configState.status !== "loaded") throw new Error("unreachable: a session runner needs a loaded config");
       const { config } = built.configState;
-      const agent = Object.values(config.agents)[0];
-      const model = agent === undefined ? undefined : config.llama.models[agent.model];
-      if (agent === undefined || model === undefined) return null;
-      const engine = built.engines().get(agent.model);
-      return { images: engine.capabilities.images, contextSize: () => engine.contextLength?.() ?? model.ctx_size };
+      const model = defaultModel(config);
+      return {
+        runner,
+        catalog: built.sessionCatalog(),
+        sessionTools: (request) => built.sessionTools(request),
+        maxToolOutputBytes: config.app.max_tool_output_bytes,
+        contextSize: () => (model === null ? 0 : describeModel(model.config, built.engines().created().get(model.name)).contextLength),
+      };
+    },
+    takesImages: async () => {
+      const state = await configState;
+      if (state.status !== "loaded") return false;
+      const model = defaultModel(state.config);
+      return model !== null && describeModel(model.config).capabilities.vision;
     },
   };
+}
+
+/** The model of the default (first) agent, as a session uses it. */
+function defaultModel(config: Config): { name: string; config: ModelConfig } | null {
+  const agent = Object.values(config.agents)[0];
+  const model = agent === undefined ? undefined : config.llama.models[agent.model];
+  return agent === undefined || model === undefined ? null : { name: agent.model, config: model };
 }
