@@ -132,6 +132,28 @@ describe("ACP: session/cancel", () => {
   });
 });
 
+describe("ACP: shutdown", () => {
+  for (const how of ["stdin EOF", "SIGTERM"] as const) {
+    it(`${how} with a prompt running: it gets stdio.shutdown_grace_ms, then answers cancelled; exit 0`, async () => {
+      const upstream = await startAgentUpstream([{ hang: ["never ", "ends"] }]);
+      upstreams.push(upstream);
+      const { dir, configPath } = await tempConfig(`stdio:\n  shutdown_grace_ms: 300\n${openaiModelYaml(upstream.baseUrl)}`);
+      const ws = await realpath(await mkdtemp(path.join(tmpdir(), "local-ai-acp-ws-")));
+      const editor = open(configPath, dir);
+      await editor.initialize();
+      const { sessionId } = await editor.agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      const answer = prompt(editor, sessionId, "go on");
+      await editor.waitFor(() => editor.text(sessionId) === "never ends", "the streamed text");
+      if (how === "SIGTERM") editor.child.kill("SIGTERM");
+      else editor.child.stdin.end();
+      assert.equal((await answer).stopReason, "cancelled", "the answer is written before the process exits");
+      assert.equal((await editor.exited).code, 0, editor.stderr);
+      editor.connection.close();
+      assert.deepEqual(editor.stdoutViolations(), []);
+    });
+  }
+});
+
 describe("ACP: sessions persist, list and load in a fresh process", () => {
   it("session/load replays the conversation (messages and tool calls with their final status) before it answers; the next prompt has the history", async () => {
     const { upstream, configPath, dir, ws } = await setup([

@@ -171,21 +171,21 @@ describe("ACP: approvals through session/request_permission (config MCP server, 
   });
 });
 
-/** server-everything over Streamable HTTP on a free port; resolves once it listens. */
-async function everythingOverHttp(): Promise<{ url: string; stop: () => void }> {
+/** server-everything over Streamable HTTP or the older HTTP+SSE on a free port; resolves once it listens. */
+async function everythingOverHttp(transport: "streamableHttp" | "sse"): Promise<{ url: string; stop: () => void }> {
   const port = await closedPort();
-  const child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [EVERYTHING, transport], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
   after(() => void child.kill("SIGKILL"));
   let stderr = "";
   await new Promise<void>((resolve, reject) => {
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => {
       stderr += chunk;
-      if (stderr.includes("listening")) resolve();
+      if (/listening|running on port/.test(stderr)) resolve();
     });
     child.on("exit", () => reject(new Error(`server-everything (http) exited: ${stderr}`)));
   });
-  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => child.kill("SIGTERM") };
+  return { url: `http://127.0.0.1:${port}/${transport === "sse" ? "sse" : "mcp"}`, stop: () => child.kill("SIGTERM") };
 }
 
 /** Pids of the direct children of `pid` whose command line mentions `needle` (Linux /proc). */
@@ -202,13 +202,14 @@ async function childrenMatching(pid: number, needle: string): Promise<number[]> 
   return found;
 }
 
-describe("ACP: MCP servers passed in session/new (server-everything over stdio and Streamable HTTP)", () => {
+describe("ACP: MCP servers passed in session/new (server-everything over stdio, Streamable HTTP and SSE)", () => {
   it("are started for the session, their tools are used (after asking), and stop when the session closes", async () => {
-    const http = await everythingOverHttp();
+    const [http, sse] = await Promise.all([everythingOverHttp("streamableHttp"), everythingOverHttp("sse")]);
     const upstream = await startAgentUpstream([
       { call: { id: "e1", name: "echo", arguments: { message: "over stdio" } } },
       { call: { id: "e2", name: "remote_echo", arguments: { message: "over http" } } },
-      { text: ["both echoed"] },
+      { call: { id: "e3", name: "legacy_echo", arguments: { message: "over sse" } } },
+      { text: ["all echoed"] },
     ]);
     const editor = await editorOn(upstream);
     const ws = await workspace();
@@ -218,17 +219,19 @@ describe("ACP: MCP servers passed in session/new (server-everything over stdio a
       mcpServers: [
         { name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: [] },
         { type: "http", name: "remote", url: http.url, headers: [] },
+        { type: "sse", name: "legacy", url: sse.url, headers: [] },
       ],
     });
-    const response = await prompt(editor, sessionId, "echo twice");
+    const response = await prompt(editor, sessionId, "echo three times");
     assert.equal(response.stopReason, "end_turn");
-    assert.equal(editor.text(sessionId), "both echoed");
+    assert.equal(editor.text(sessionId), "all echoed");
     // Each server offers `echo`: the first keeps the name, the second is scoped by its server name.
     const offered = (upstream.chats()[0]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
-    assert.ok(offered.includes("echo") && offered.includes("remote_echo"), offered.join(", "));
-    assert.deepEqual(editor.permissions.map((p) => p.request.toolCall.toolCallId), ["e1", "e2"], "a session's own servers are gated");
+    assert.ok(offered.includes("echo") && offered.includes("remote_echo") && offered.includes("legacy_echo"), offered.join(", "));
+    assert.deepEqual(editor.permissions.map((p) => p.request.toolCall.toolCallId), ["e1", "e2", "e3"], "a session's own servers are gated");
     assert.match(String(toolResultSent(upstream, "e1")), /Echo: over stdio/);
     assert.match(String(toolResultSent(upstream, "e2")), /Echo: over http/);
+    assert.match(String(toolResultSent(upstream, "e3")), /Echo: over sse/);
     assert.match(contentText(toolUpdates(editor, sessionId, "e2").at(-1)), /Echo: over http/);
 
     const pid = editor.child.pid as number;
@@ -243,6 +246,7 @@ describe("ACP: MCP servers passed in session/new (server-everything over stdio a
     await assert.rejects(prompt(editor, sessionId, "still there?"), (error: { code?: number }) => error.code === -32002);
     await finish(editor);
     http.stop();
+    sse.stop();
   });
 
   it("stop when the process exits (SIGTERM): no server is left behind", async () => {
