@@ -117,8 +117,10 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
     if (output.calls.length === 0) {
       turn.messages.push({ role: "assistant", content: output.text });
       turn.step = step + 1;
-      emit({ event: "final", step, response: output.text });
-      return { kind: "final", response: output.text, step, finishReason: output.finishReason === "length" ? "length" : "stop" };
+      const finish = output.finishReason === "length" || output.finishReason === "content_filter" ? output.finishReason : "stop";
+      emit({ event: "final", step, response: output.text, finish_reason: finish });
+      // A refusal is a stop to the OpenAI-shaped callers (HTTP); `final` tells the ones that distinguish it.
+      return { kind: "final", response: output.text, step, finishReason: finish === "length" ? "length" : "stop" };
     }
     const calls = output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
     turn.messages.push({ role: "assistant", content: output.text, tool_calls: calls });

@@ -9,6 +9,8 @@ export type { ToolStatus } from "../tools/tool-types.js";
 
 export type LoopAbortReason = "max_steps" | "parse_errors";
 
+export type FinalFinishReason = "stop" | "length" | "content_filter";
+
 export type AgentEvent =
   /** `session_id` is null for a turn kept by the client (nothing stored; HTTP without a session). */
   | { event: "run_start"; user_input: string; trace_id: string; session_id: string | null; agent: string }
@@ -17,11 +19,16 @@ export type AgentEvent =
   | { event: "llm_chunk"; step: number; delta: string }
   | { event: "thinking_chunk"; step: number; delta: string }
   | { event: "llm_done"; step: number }
-  | { event: "tool_start"; step: number; tool: string; args: unknown }
-  | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number }
+  /**
+   * `call_id` (the model's id for the call) and `output` (the text the model was given) are for
+   * front doors that show a call in full (ACP); the seed 000 wires leave them out (src/wire/).
+   */
+  | { event: "tool_start"; step: number; tool: string; args: unknown; call_id?: string }
+  | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number; call_id?: string; output?: string }
   /** `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache). */
   | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }
-  | { event: "final"; step: number; response: string }
+  /** `finish_reason`: why the last step ended (`length`: max_tokens; `content_filter`: the upstream refused); not on the seed 000 wires. */
+  | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason };
 
 export type AgentEventName = AgentEvent["event"];

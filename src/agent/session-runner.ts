@@ -41,6 +41,11 @@ export interface TurnOptions {
   signal: AbortSignal;
   emit: EmitEvent;
   askApproval?: ApprovalCallback | undefined;
+  /**
+   * This turn's tools instead of the runner's own (the config's servers): a front door whose
+   * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.
+   */
+  tools?: ToolProvider | undefined;
 }
 
 export interface SessionRunnerDeps {
@@ -183,6 +188,7 @@ export class SessionRunner {
     const model = config.llama.models[agent.model];
     if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
     const engine = this.deps.engineFor(agent.model);
+    const tools = options.tools ?? this.deps.tools;
     if (request.resume !== true) assertEngineAccepts(engine, turn.messages);
     const sampling = resolveSampling(agent, request.overrides);
     warnings.push(...samplingWarnings(engine, request.overrides));
@@ -191,7 +197,7 @@ export class SessionRunner {
     const [history] = await Promise.all([
       store.loadHistory(userId, sessionId),
       engine.warmUp({ signal: options.signal }),
-      this.deps.tools.start(options.signal),
+      tools.start(options.signal),
       memoryReady,
     ]);
     warnings.push(...history.warnings);
@@ -203,7 +209,7 @@ export class SessionRunner {
     const { preamble } = notes;
     const first = turn.messages[0];
     if (preamble !== undefined && first?.role === "user") turn.messages[0] = { ...first, preamble };
-    const descriptors = this.deps.tools.list(agent.tools);
+    const descriptors = tools.list(agent.tools);
     const { context, droppedMessages } = await fitContext({
       engine,
       agentName,
@@ -220,7 +226,7 @@ export class SessionRunner {
 
     const outcome: LoopOutcome = await runAgentLoop({
       engine,
-      tools: this.deps.tools,
+      tools,
       descriptors,
       context,
       turn,

@@ -30,8 +30,9 @@ export interface ToolStepInput {
 export async function settleToolCalls(input: ToolStepInput): Promise<PendingToolCall | null> {
   const { turn, step, emit } = input;
   for (const [index, call] of input.calls.entries()) {
-    const answer = (content: string): void => {
-      turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes) });
+    // `is_error` only on failures, so a stored successful result is byte-identical to before.
+    const answer = (content: string, isError = true): void => {
+      turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes), ...(isError ? { is_error: true } : {}) });
     };
     const descriptor = input.descriptors.get(call.name);
     const checked = call.error !== undefined
@@ -43,8 +44,9 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       // Salvageable: the model is told what was wrong and gets another step.
       const problem = checked.ok ? "unknown tool" : checked.problem;
       turn.parseErrors++;
-      emit({ event: "tool_done", step, tool: call.name, status: "error", preview: previewOf(`invalid tool call: ${problem}`), retryable: true, ms: 0 });
-      answer(`Error: invalid tool call: ${problem}. Correct the call and try again.`);
+      const told = `Error: invalid tool call: ${problem}. Correct the call and try again.`;
+      emit({ event: "tool_done", step, tool: call.name, status: "error", preview: previewOf(`invalid tool call: ${problem}`), retryable: true, ms: 0, call_id: call.id, output: told });
+      answer(told);
       await input.save();
       continue;
     }
@@ -54,24 +56,25 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       if (input.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
     }
     if (decision === "decline") {
-      emit({ event: "tool_done", step, tool: call.name, status: "denied", preview: "declined by the user", retryable: false, ms: 0 });
+      emit({ event: "tool_done", step, tool: call.name, status: "denied", preview: "declined by the user", retryable: false, ms: 0, call_id: call.id, output: "declined by the user" });
       answer(`The user declined to run ${call.name}. Do not call it again for this request; answer without it.`);
       await input.save();
       continue;
     }
     if (decision !== "approve" && needsApproval(descriptor, input.approveExecution)) {
-      emit({ event: "tool_done", step, tool: call.name, status: "approval_required", preview: previewOf(`${call.name} needs approval: resume with approve_execution`), retryable: false, ms: 0 });
+      emit({ event: "tool_done", step, tool: call.name, status: "approval_required", preview: previewOf(`${call.name} needs approval: resume with approve_execution`), retryable: false, ms: 0, call_id: call.id });
       return { call, args: checked.args, server: descriptor.server };
     }
-    emit({ event: "tool_start", step, tool: call.name, args: checked.args });
+    emit({ event: "tool_start", step, tool: call.name, args: checked.args, call_id: call.id });
     const started = Date.now();
     const result = await input.tools.call(call.name, checked.args, { signal: input.signal });
     const ms = Date.now() - started;
-    emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms });
+    const output = capToolOutput(result.content, input.maxToolOutputBytes);
+    emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms, call_id: call.id, output });
     if (result.status === "cancelled" || input.signal.aborted) {
       throw new RuntimeError("cancelled", "Request cancelled");
     }
-    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`);
+    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`, result.status !== "ok");
     await input.save();
   }
   return null;

@@ -6,7 +6,10 @@ import type { EngineHealth } from "../engine/engine.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
 import { createStore } from "../store/create-store.js";
+import type { SessionCatalog } from "../store/store-types.js";
+import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
 import { McpToolProvider, type McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
+import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
 
 /** Everything behind a turn, built once from a valid config. */
 export interface AgentCore {
@@ -14,6 +17,13 @@ export interface AgentCore {
   engines: EngineRegistry;
   tools: McpToolProvider;
   llama: LlamaRuntime;
+  /** Session meta (ACP: cwd, title) in data_dir. */
+  catalog: SessionCatalog;
+  /**
+   * A session's tools: the config's servers (shared, never closed by it), then the session's own
+   * servers and providers, which its `close()` stops. Passed to `runTurn` as `tools`.
+   */
+  sessionTools(request: SessionToolsRequest): ToolProvider;
   /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
   warmUp(signal?: AbortSignal): Promise<void>;
   /** Engines created so far and every MCP server, for /health. */
@@ -47,6 +57,14 @@ export function createAgentCore(config: Config, logger: Logger, env: Readonly<Re
     engines,
     tools,
     llama,
+    catalog: store.catalog,
+    // One MCP client implementation for both: a session's servers are an McpToolProvider of their own.
+    sessionTools: (request) =>
+      new CompositeToolProvider([
+        { provider: tools, owned: false },
+        { provider: new McpToolProvider(request.servers, { logger, env }), owned: true },
+        ...request.providers.map((provider) => ({ provider, owned: true })),
+      ]),
     warmUp: async (signal) => {
       await Promise.all([runner.warmUp(undefined, signal), store.memory.ensureUser("default_user")]);
     },

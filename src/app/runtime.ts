@@ -12,6 +12,8 @@ import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
+import type { SessionCatalog } from "../store/store-types.js";
+import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
@@ -47,6 +49,10 @@ export interface Runtime {
   sessionRunner(): SessionRunner;
   /** One engine per configured model (serve-http's embeddings and completions use them directly). Needs a valid config. */
   engines(): EngineRegistry;
+  /** Session meta in data_dir (ACP). Needs a valid config. */
+  sessionCatalog(): SessionCatalog;
+  /** A front-door session's tools (config servers + its own); see AgentCore.sessionTools. Needs a valid config. */
+  sessionTools(request: SessionToolsRequest): ToolProvider;
   /**
    * `plan`: `{model}` one model, `{all: true}` every model, `{}` the default agent's model (every
    * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
@@ -89,6 +95,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,
+    sessionCatalog: () => agentCore().catalog,
+    sessionTools: (request) => agentCore().sessionTools(request),
     warmUpAll: async (signal) => {
       warmUp = { state: "starting" };
       try {

@@ -11,7 +11,8 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
-export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
+/** `content_filter`: an OpenAI-compatible upstream withheld or cut the answer (a refusal). */
+export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled" | "content_filter";
 
 /** What `Engine.generate` streams. Exactly one `end` chunk closes every successful stream. */
 export type EngineChunk =

@@ -19,7 +19,8 @@ export type ChatMessage =
    */
   | { role: "user"; content: string | ContentPart[]; preamble?: string }
   | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
-  | { role: "tool"; tool_call_id: string; name: string; content: string };
+  /** `is_error`: the call failed, was refused or declined (kept for replays; engines never send it). */
+  | { role: "tool"; tool_call_id: string; name: string; content: string; is_error?: boolean };
 
 /** Flattens user content parts to text for engines without image input. */
 export function contentText(content: string | ContentPart[]): string {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Checkpoint, HistoryEntry } from "./store-types.js";
+import type { Checkpoint, HistoryEntry, SessionMeta } from "./store-types.js";
 
 /**
  * Disk is an edge like any other: a file edited by hand, damaged, or written by a future version
@@ -18,7 +18,7 @@ const chatMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string() }),
   z.object({ role: z.literal("user"), content: z.union([z.string(), z.array(contentPart)]), preamble: z.string().optional() }),
   z.object({ role: z.literal("assistant"), content: z.string(), tool_calls: z.array(toolCall).optional() }),
-  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string(), content: z.string() }),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean().optional() }),
 ]);
 
 const historyEntrySchema = z.object({
@@ -49,4 +49,16 @@ export function isHistoryEntry(value: unknown): value is HistoryEntry {
 
 export function isCheckpoint(value: unknown): value is Checkpoint {
   return checkpointSchema.safeParse(value).success;
+}
+
+const sessionMetaSchema = z.object({
+  version: z.literal(1),
+  cwd: z.string().nullable(),
+  title: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export function isSessionMeta(value: unknown): value is SessionMeta {
+  return sessionMetaSchema.safeParse(value).success;
 }

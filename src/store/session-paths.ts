@@ -9,6 +9,7 @@ import { assertSafeId } from "../shared/safe-id.js";
  *   sessions/<user_id>/<session_id>/history.jsonl      one HistoryEntry per line, append-only
  *   sessions/<user_id>/<session_id>/checkpoint.json    L2 checkpoint, replaced atomically
  *   sessions/<user_id>/<session_id>/session.lock       cross-process turn lock (exists while held)
+ *   sessions/<user_id>/<session_id>/session.json       SessionMeta (ACP sessions: cwd, title), replaced atomically
  *   memory/<user_id>/*.md                              the user's notes, indexed by memory
  *
  * Ids are checked with assertSafeId before any join (the SessionRunner checks them too: defense in
@@ -18,12 +19,14 @@ import { assertSafeId } from "../shared/safe-id.js";
 export const HISTORY_FILE = "history.jsonl";
 export const CHECKPOINT_FILE = "checkpoint.json";
 export const LOCK_FILE = "session.lock";
+export const META_FILE = "session.json";
 
 export interface SessionPaths {
   dir: string;
   history: string;
   checkpoint: string;
   lock: string;
+  meta: string;
 }
 
 /** Throws invalid_request unless `candidate` is `root` itself or below it. */
@@ -52,6 +55,7 @@ export function sessionPaths(dataDir: string, userId: string, sessionId: string)
     history: path.join(dir, HISTORY_FILE),
     checkpoint: path.join(dir, CHECKPOINT_FILE),
     lock: path.join(dir, LOCK_FILE),
+    meta: path.join(dir, META_FILE),
   };
 }
 

@@ -83,3 +83,28 @@ export interface HistoryReader {
   /** The valid turns of one session, oldest first. */
   readTurns(userId: string, sessionId: string): Promise<HistoryEntry[]>;
 }
+
+/**
+ * What a front door records about a session besides its turns: ACP editors list sessions by
+ * working directory and show a title. Sessions started elsewhere have none.
+ */
+export interface SessionMeta {
+  version: 1;
+  /** The working directory the session was opened in (absolute), or null when none was given. */
+  cwd: string | null;
+  /** A short title (the first prompt's opening words), once the session has one. */
+  title: string | null;
+  created_at: string;
+  /** The last activity (a finished or cancelled prompt). */
+  updated_at: string;
+}
+
+export interface SessionCatalog {
+  readMeta(userId: string, sessionId: string): Promise<SessionMeta | null>;
+  /** Atomic (temp file + rename); creates the session's folder when needed. */
+  writeMeta(userId: string, sessionId: string, meta: SessionMeta): Promise<void>;
+  /** Every session of the user that has meta, in no particular order. */
+  listMeta(userId: string): Promise<Array<{ sessionId: string; meta: SessionMeta }>>;
+  /** True when the session has a folder on disk (turns, meta or a checkpoint). */
+  exists(userId: string, sessionId: string): Promise<boolean>;
+}

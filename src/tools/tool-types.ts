@@ -1,3 +1,5 @@
+import type { McpServerSpec } from "./mcp/mcp-server-spec.js";
+
 /** How a tool call ended, as the `tool_done` event reports it (`denied` and `approval_required` come from the agent's approval step). */
 export type ToolStatus = "ok" | "error" | "timeout" | "denied" | "approval_required" | "cancelled";
 
@@ -33,4 +35,12 @@ export interface ToolProvider {
   list(patterns: readonly string[]): ToolDescriptor[];
   call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
   close(): Promise<void>;
+}
+
+/** Tools a front-door session brings on top of the config's (the composition root composes them). */
+export interface SessionToolsRequest {
+  /** MCP servers of this session only (started lazily, stopped when the session's provider closes). */
+  servers: Record<string, McpServerSpec>;
+  /** Providers of the front door's own (ACP: the editor's file and terminal tools). */
+  providers: ToolProvider[];
 }

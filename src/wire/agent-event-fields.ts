@@ -16,15 +16,22 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "llm_chunk":
     case "thinking_chunk":
     case "llm_done":
-    case "tool_start":
-    case "tool_done":
     case "usage":
-    case "final":
     case "loop_abort":
       return { name, fields };
+    // The fields added for ACP (call ids, full output, finish reason) are not part of seed 000's events.
+    case "tool_start":
+    case "tool_done":
+    case "final":
+      return { name, fields: withoutExtras(fields) };
     default: {
       const unreachable: never = event;
       throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
     }
   }
+}
+
+function withoutExtras(fields: Record<string, unknown>): Record<string, unknown> {
+  const { call_id: _callId, output: _output, finish_reason: _finish, ...kept } = fields;
+  return kept;
 }

@@ -116,7 +116,7 @@ describe("runDoctor", () => {
     const config = find(report, "config");
     assert.equal(config.status, "fail");
     assert.match(config.finding, /has no agents: serve-http and serve-socket refuse to start/);
-    assert.ok((config.fix ?? "").includes("agents:\\n  assistant:\\n    model: default"), config.fix);
+    assert.ok((config.fix ?? "").includes("agents:\n  assistant:\n    model: default"), config.fix);
     assert.equal(report.ok, false);
   });
 

@@ -204,7 +204,9 @@ describe("streamOpenAiChat: chunk mapping", () => {
     ["stop", "stop"],
     ["tool_calls", "tool_calls"],
     ["function_call", "tool_calls"],
-    ["content_filter", "stop"],
+    // A refusal: the agent loop reports it on `final` (ACP's stopReason refusal); HTTP still says stop.
+    ["content_filter", "content_filter"],
+    ["vendor_extra", "stop"],
   ] as const) {
     it(`maps finish_reason ${upstreamReason} -> ${ours}`, async () => {
       const up = await serve(scripted([chunk({ content: "x" }), chunk({}, upstreamReason)]));

@@ -21,8 +21,14 @@ export interface ServeStdioOptions {
 /** The `serve-stdio` action, imported only when this command runs (see program.ts: lazy commands). */
 export async function runServeStdioCommand(command: Command, deps: CliDeps): Promise<void> {
   const options = command.optsWithGlobals<ServeStdioOptions>();
+  if (options.protocol === "acp") {
+    // The Agent Client Protocol is a front door of its own (src/acp), with its own action.
+    const { runServeStdioAcp } = await import("./serve-stdio-acp-action.js");
+    await runServeStdioAcp(options, deps);
+    return;
+  }
   if (options.protocol !== "v1" && options.protocol !== "jsonrpc") {
-    deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1, jsonrpc)\n`);
+    deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1, jsonrpc, acp)\n`);
     deps.setExitCode(2);
     return;
   }

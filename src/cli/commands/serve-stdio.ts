@@ -7,7 +7,7 @@ export function registerServeStdioCommand(program: Command, deps: CliDeps): void
     .command("serve-stdio")
     .description("Serve the NDJSON protocol on stdin/stdout (for host apps such as Electron)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
-    .option("--protocol <name>", "wire protocol: v1 (seed 000 NDJSON) or jsonrpc (JSON-RPC 2.0)", "v1")
+    .option("--protocol <name>", "wire protocol: v1 (seed 000 NDJSON), jsonrpc (JSON-RPC 2.0) or acp (Agent Client Protocol, for editors)", "v1")
     .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
     // The implementation (and everything it imports) loads only when this command runs.
     .action(async (_options: unknown, command: Command) => {

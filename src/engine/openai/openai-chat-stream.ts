@@ -32,11 +32,13 @@ export function streamOpenAiChat(options: OpenAiChatStreamOptions): AsyncIterabl
   return runChatStream(options);
 }
 
-/** OpenAI finish reasons -> ours; unknown values (content_filter, vendor extras) count as stop. */
+/** OpenAI finish reasons -> ours; unknown values (vendor extras) count as stop. */
 function mapFinishReason(reason: string): FinishReason {
   switch (reason) {
     case "length":
       return "length";
+    case "content_filter":
+      return "content_filter";
     case "tool_calls":
     case "function_call":
       return "tool_calls";

@@ -1,10 +1,10 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
 import type { ToolCallResult } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";
+import type { McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpSession } from "./mcp-session.js";
 
 export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
@@ -38,7 +38,7 @@ export class McpConnection {
 
   constructor(
     readonly server: string,
-    readonly config: McpServerConfig,
+    readonly config: McpServerSpec,
     private readonly deps: McpConnectionDeps,
   ) {
     this.logger = deps.logger;

@@ -1,20 +1,23 @@
 import type { Readable } from "node:stream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { ensureExited } from "../../shared/process/terminate.js";
+import { isRemoteServer, type McpRemoteServerConfig, type McpServerSpec } from "./mcp-server-spec.js";
 import { mcpServerEnv } from "./server-env.js";
 import { StderrTail } from "./stderr-lines.js";
 
 const CLIENT_INFO = { name: "local-ai", version: "0.1.0" };
 
-/** One spawned server process and the SDK client talking to it. A restart makes a new one. */
+/** One spawned server process (or remote connection) and the SDK client talking to it. A restart makes a new one. */
 export interface McpSession {
   client: Client;
-  transport: StdioClientTransport;
-  stderr: StderrTail;
+  transport: Transport;
+  /** A spawned server's stderr; null for a remote one. */
+  stderr: StderrTail | null;
+  /** A spawned server's pid; null for a remote one (or before the spawn). */
   pid: number | null;
   /** Set once the connection ended (crash or close), whoever noticed first. */
   closed: boolean;
@@ -24,7 +27,7 @@ export interface McpSession {
 
 export interface OpenSessionOptions {
   server: string;
-  config: McpServerConfig;
+  config: McpServerSpec;
   env: Readonly<Record<string, string | undefined>>;
   logger: Logger;
   /** Bound on spawn + handshake (the per-call timeout_ms may be far too short for `npx -y`). */
@@ -34,27 +37,17 @@ export interface OpenSessionOptions {
 }
 
 /**
- * Spawns the server over stdio and runs the MCP handshake, bounded by startTimeoutMs.
- * On failure the child is ended and the error message carries the server's last stderr lines,
- * which usually say why (bad arguments, missing module, a stack trace).
+ * Spawns the server over stdio (or connects to a remote one) and runs the MCP handshake, bounded
+ * by startTimeoutMs. On failure the child is ended and the error message carries the server's
+ * last stderr lines, which usually say why (bad arguments, missing module, a stack trace).
  */
 export async function openSession(options: OpenSessionOptions, register: (session: McpSession) => void): Promise<McpSession> {
   const { server, config, logger } = options;
   // The MCP SDK (~150 ms of imports) loads with the first server started, never at process start.
-  const [{ Client }, { StdioClientTransport }] = await Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/stdio.js")]);
-  const transport = new StdioClientTransport({
-    command: config.command,
-    args: config.args,
-    env: mcpServerEnv(options.env, config.env),
-    ...(config.cwd === null ? {} : { cwd: config.cwd }),
-    // "pipe": the child's stderr must never reach our stderr raw, nor our stdout at all.
-    stderr: "pipe",
-  });
-  const stderrStream = transport.stderr;
-  // With stderr "pipe" the SDK hands out a PassThrough before spawning (typed as a plain Stream).
-  if (stderrStream === null) throw new Error("the MCP SDK did not expose the server's stderr");
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { transport, stderr } = isRemoteServer(config) ? { transport: await remoteTransport(config), stderr: null } : await stdioTransport(config, options.env, logger);
   const client = new Client(CLIENT_INFO, { capabilities: {} });
-  const session: McpSession = { client, transport, stderr: new StderrTail(stderrStream as Readable, logger), pid: null, closed: false, disposed: false };
+  const session: McpSession = { client, transport, stderr, pid: null, closed: false, disposed: false };
   // Registered before spawning, so a close() racing with the handshake still ends this child.
   register(session);
   client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
@@ -64,13 +57,44 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   };
   try {
     await client.connect(transport, { timeout: options.startTimeoutMs });
-    session.pid = transport.pid;
+    session.pid = pidOf(transport);
     return session;
   } catch (error) {
-    session.pid = transport.pid;
+    session.pid = pidOf(transport);
     await closeSession(session, logger);
     throw new Error(withStderr(`server "${server}" failed to start: ${errorText(error)}`, session));
   }
+}
+
+async function stdioTransport(config: McpServerConfig, env: Readonly<Record<string, string | undefined>>, logger: Logger): Promise<{ transport: Transport; stderr: StderrTail }> {
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args,
+    env: mcpServerEnv(env, config.env),
+    ...(config.cwd === null ? {} : { cwd: config.cwd }),
+    // "pipe": the child's stderr must never reach our stderr raw, nor our stdout at all.
+    stderr: "pipe",
+  });
+  const stderrStream = transport.stderr;
+  // With stderr "pipe" the SDK hands out a PassThrough before spawning (typed as a plain Stream).
+  if (stderrStream === null) throw new Error("the MCP SDK did not expose the server's stderr");
+  return { transport, stderr: new StderrTail(stderrStream as Readable, logger) };
+}
+
+async function remoteTransport(config: McpRemoteServerConfig): Promise<Transport> {
+  const requestInit = { headers: config.headers };
+  if (config.transport === "sse") {
+    const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+    return new SSEClientTransport(new URL(config.url), { requestInit });
+  }
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  return new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
+}
+
+/** The child's pid for a stdio transport; remote transports have none. */
+function pidOf(transport: Transport): number | null {
+  return "pid" in transport && typeof transport.pid === "number" ? transport.pid : null;
 }
 
 /** Every page of tools/list, minus tools that only run as tasks (plain tools/call cannot run them). */
@@ -98,7 +122,7 @@ export async function closeSession(session: McpSession, logger: Logger): Promise
   if (session.disposed) return;
   session.disposed = true;
   session.closed = true;
-  const pid = session.transport.pid ?? session.pid;
+  const pid = pidOf(session.transport) ?? session.pid;
   try {
     await session.client.close();
   } catch (error) {
@@ -108,7 +132,7 @@ export async function closeSession(session: McpSession, logger: Logger): Promise
 }
 
 export function withStderr(message: string, session: McpSession): string {
-  const tail = session.stderr.tail();
+  const tail = session.stderr?.tail() ?? "";
   return tail === "" ? message : `${message}\nlast stderr lines:\n${tail}`;
 }
 

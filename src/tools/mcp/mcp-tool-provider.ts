@@ -1,4 +1,3 @@
-import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
 import { serverRequiresApproval } from "../approval-policy.js";
@@ -8,6 +7,7 @@ import { assignToolNames } from "../tool-names.js";
 import { errorResult, unknownToolResult } from "../tool-results.js";
 import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
+import type { McpServerSpec } from "./mcp-server-spec.js";
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 
@@ -53,7 +53,7 @@ export class McpToolProvider implements ToolProvider {
   private closed = false;
   private readonly logger: Logger;
 
-  constructor(servers: Record<string, McpServerConfig>, deps: McpToolProviderDeps) {
+  constructor(servers: Record<string, McpServerSpec>, deps: McpToolProviderDeps) {
     this.logger = deps.logger.child({ component: "mcp" });
     const env = deps.env ?? process.env;
     const maxOutputBytes = deps.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;

@@ -1,0 +1,56 @@
+import type { AgentContext } from "@agentclientprotocol/sdk";
+import type { Logger } from "pino";
+import type { ToolProvider } from "../tools/tool-types.js";
+import { UpdateSender } from "./update-sender.js";
+
+/** What "allow always" / "reject always" remembered, by approval key (see permissionKey). */
+export type RememberedDecision = "approve" | "decline";
+
+/**
+ * One ACP session open on this connection: its working directory, its tools (the config's
+ * servers, its own MCP servers, the editor's tools), what the user answered "always" to, and the
+ * prompt running in it. Closing it cancels that prompt and stops its own MCP servers.
+ */
+export class AcpSession {
+  readonly remembered = new Map<string, RememberedDecision>();
+  readonly updates: UpdateSender;
+  private running: AbortController | null = null;
+  private closed = false;
+
+  constructor(
+    readonly id: string,
+    readonly cwd: string,
+    readonly tools: ToolProvider,
+    readonly client: AgentContext,
+    logger: Logger,
+  ) {
+    this.updates = new UpdateSender(client, id, logger);
+  }
+
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  /** Marks a prompt as running; returns its signal (aborted by cancel or close). */
+  beginPrompt(): AbortController {
+    const controller = new AbortController();
+    this.running = controller;
+    return controller;
+  }
+
+  endPrompt(controller: AbortController): void {
+    if (this.running === controller) this.running = null;
+  }
+
+  /** `session/cancel`: the running prompt stops (its pending permission request is withdrawn with it). */
+  cancel(reason = "cancelled by the client"): void {
+    this.running?.abort(reason);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancel("session closed");
+    await this.tools.close();
+  }
+}

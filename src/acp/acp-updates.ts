@@ -1,0 +1,92 @@
+import type { SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate } from "@agentclientprotocol/sdk";
+import type { AgentEvent, ApprovalRequest, ToolStatus } from "../agent/events.js";
+import { toolDisplay } from "./tool-display.js";
+
+/**
+ * THE one AgentEvent -> ACP `session/update` mapping. One lives for one prompt turn: it gives the
+ * turn's message chunks a `messageId` per model step, and remembers which tool calls the editor
+ * already knows (a gated call is announced before `session/request_permission`, so its
+ * `tool_start` only moves it on). The switch ends in `never`: a new event is a compile error here.
+ */
+export class AcpTurnUpdates {
+  private traceId = "turn";
+  private readonly announced = new Set<string>();
+  private calls = 0;
+  /** The call between its tool_start and tool_done (calls run one at a time). */
+  private open: string | null = null;
+
+  constructor(
+    private readonly cwd: string,
+    /** The model's context window (`usage_update.size`); null: usage is not reported. */
+    private readonly contextSize: (() => number) | null,
+  ) {}
+
+  map(event: AgentEvent): SessionUpdate[] {
+    switch (event.event) {
+      case "run_start":
+        this.traceId = event.trace_id;
+        return [];
+      case "memory_start":
+      case "llm_start":
+      case "llm_done":
+      case "final":
+      case "loop_abort":
+        // The prompt's response carries how the turn ended (stopReason).
+        return [];
+      case "llm_chunk":
+        return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.delta }, messageId: `${this.traceId}-${event.step}` }];
+      case "thinking_chunk":
+        return [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.delta }, messageId: `${this.traceId}-${event.step}-thought` }];
+      case "usage":
+        if (this.contextSize === null) return [];
+        return [{ sessionUpdate: "usage_update", used: event.input_tokens + event.output_tokens, size: this.contextSize() }];
+      case "tool_start": {
+        const id = this.idOf(event.call_id);
+        this.open = id;
+        if (this.announced.has(id)) return [{ sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" }];
+        this.announced.add(id);
+        return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, event.args), status: "pending" }, { sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" }];
+      }
+      case "tool_done": {
+        const id = event.call_id ?? this.open ?? this.idOf(undefined);
+        this.open = null;
+        const final = { status: statusOf(event.status), content: textContent(event.output ?? event.preview) };
+        if (this.announced.has(id)) return [{ sessionUpdate: "tool_call_update", toolCallId: id, ...final }];
+        // A call that never started (invalid arguments, an unknown tool): shown with its outcome.
+        this.announced.add(id);
+        return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, undefined), ...final }];
+      }
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** A gated call, announced before the editor is asked: the update to send, and the permission's `toolCall`. */
+  permission(request: ApprovalRequest): { updates: SessionUpdate[]; toolCall: ToolCallUpdate } {
+    const id = request.call_id;
+    const described = this.describe(id, request.tool, request.args);
+    const updates: SessionUpdate[] = this.announced.has(id) ? [] : [{ sessionUpdate: "tool_call", ...described, status: "pending" }];
+    this.announced.add(id);
+    return { updates, toolCall: described };
+  }
+
+  private describe(id: string, tool: string, args: unknown): { toolCallId: string; title: string; kind: ReturnType<typeof toolDisplay>["kind"]; locations: ReturnType<typeof toolDisplay>["locations"]; rawInput?: unknown } {
+    const display = toolDisplay(tool, args, this.cwd);
+    return { toolCallId: id, title: display.title, kind: display.kind, locations: display.locations, ...(args === undefined ? {} : { rawInput: args }) };
+  }
+
+  /** Engines give every call an id; a missing one (never expected) still gets a unique one. */
+  private idOf(callId: string | undefined): string {
+    return callId ?? `${this.traceId}-call-${++this.calls}`;
+  }
+}
+
+export function statusOf(status: ToolStatus): ToolCallStatus {
+  return status === "ok" ? "completed" : "failed";
+}
+
+export function textContent(text: string): ToolCallContent[] {
+  return text === "" ? [] : [{ type: "content", content: { type: "text", text } }];
+}

@@ -1,0 +1,92 @@
+import { RequestError, type PromptRequest, type PromptResponse, type StopReason } from "@agentclientprotocol/sdk";
+import { withCoalescedEmit } from "../agent/delta-coalescer.js";
+import type { FinalFinishReason, LoopAbortReason } from "../agent/events.js";
+import type { TurnResult } from "../agent/session-runner.js";
+import { ACP_USER, type AcpConnectionState } from "./acp-connection-state.js";
+import type { AcpCore } from "./acp-deps.js";
+import { permissionAsker } from "./acp-permission.js";
+import type { AcpSession } from "./acp-session.js";
+import { AcpTurnUpdates } from "./acp-updates.js";
+import { promptInput, titleOf } from "./prompt-input.js";
+
+/** How the turn ended, as the events told it (the turn's result does not carry it). */
+interface TurnEnd {
+  finish: FinalFinishReason;
+  aborted: LoopAbortReason | null;
+}
+
+/**
+ * `session/prompt`: one SessionRunner turn on the session's tools, its events streamed as
+ * `session/update`s (text merged within stdio.coalesce_ms), gated tools asked through
+ * `session/request_permission`. Every update is written before the answer. A cancel (the
+ * session's `session/cancel`, `$/cancel_request` or a close) answers `cancelled`.
+ */
+export async function runPrompt(state: AcpConnectionState, params: PromptRequest, requestSignal: AbortSignal): Promise<PromptResponse> {
+  const session = state.sessions.get(params.sessionId);
+  if (session.busy) throw RequestError.invalidRequest({ sessionId: session.id, code: "busy" }, "a prompt is already running in this session; cancel it or wait for its answer");
+  const input = promptInput(params.prompt);
+  const log = state.logger.child({ session_id: session.id });
+  // Running from here, before any wait: a session/cancel that arrives meanwhile is not lost.
+  const controller = session.beginPrompt();
+  const onRequestCancel = (): void => controller.abort("request cancelled");
+  requestSignal.addEventListener("abort", onRequestCancel, { once: true });
+  const end: TurnEnd = { finish: "stop", aborted: null };
+  try {
+    const core = await state.deps.core();
+    const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize());
+    const result = await withCoalescedEmit(
+      (event) => {
+        if (event.event === "final") end.finish = event.finish_reason ?? "stop";
+        if (event.event === "loop_abort") end.aborted = event.reason;
+        for (const update of updates.map(event)) session.updates.send(update);
+      },
+      // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
+      { windowMs: state.deps.coalesceMs, busy: () => session.updates.busy },
+      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, input }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log), tools: session.tools }),
+    );
+    reportWarnings(state, session, result);
+    await recordTurn(core, session, params, log);
+    return { stopReason: stopReasonOf(end, result) };
+  } catch (error) {
+    if (controller.signal.aborted) return { stopReason: "cancelled" };
+    throw error;
+  } finally {
+    requestSignal.removeEventListener("abort", onRequestCancel);
+    session.endPrompt(controller);
+    await session.updates.flushed();
+  }
+}
+
+function stopReasonOf(end: TurnEnd, result: TurnResult): StopReason {
+  if (end.aborted === "max_steps") return "max_turn_requests";
+  if (result.pending_approval !== undefined) return "end_turn";
+  if (end.finish === "length") return "max_tokens";
+  if (end.finish === "content_filter") return "refusal";
+  return "end_turn";
+}
+
+/** Warnings (history trimmed to fit, a repaired history) are logged, and shown where the editor takes notices. */
+function reportWarnings(state: AcpConnectionState, session: AcpSession, result: TurnResult): void {
+  if (result.warnings.length === 0) return;
+  state.logger.info({ session_id: session.id, warnings: result.warnings }, "turn finished with warnings");
+  if (state.clientCapabilities.session?.notices === undefined || state.clientCapabilities.session.notices === null) return;
+  for (const warning of result.warnings) session.updates.send({ sessionUpdate: "notice", severity: "warning", title: warning });
+}
+
+/** The session's meta after a finished turn: listed from now on, titled by its first prompt. */
+async function recordTurn(core: AcpCore, session: AcpSession, params: PromptRequest, log: AcpConnectionState["logger"]): Promise<void> {
+  try {
+    const now = new Date().toISOString();
+    const meta = await core.catalog.readMeta(ACP_USER, session.id);
+    await core.catalog.writeMeta(ACP_USER, session.id, {
+      version: 1,
+      cwd: session.cwd,
+      title: meta?.title ?? titleOf(params.prompt),
+      created_at: meta?.created_at ?? now,
+      updated_at: now,
+    });
+  } catch (error) {
+    // The turn itself is stored; only its listing is behind.
+    log.warn({ err: error }, "could not record the session's meta");
+  }
+}

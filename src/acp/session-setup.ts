@@ -1,0 +1,98 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import {
+  RequestError,
+  type AgentContext,
+  type ListSessionsRequest,
+  type ListSessionsResponse,
+  type LoadSessionRequest,
+  type McpServer,
+  type NewSessionRequest,
+  type NewSessionResponse,
+  type SessionInfo,
+} from "@agentclientprotocol/sdk";
+import { isSafeId } from "../shared/safe-id.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { ACP_USER, type AcpConnectionState } from "./acp-connection-state.js";
+import type { AcpCore } from "./acp-deps.js";
+import { AcpSession } from "./acp-session.js";
+import { EditorToolProvider } from "./editor-tools.js";
+import { historyUpdates } from "./history-replay.js";
+import { sessionMcpServers } from "./session-mcp-servers.js";
+
+const LIST_PAGE = 50;
+
+/** `session/new`: a session in data_dir (its folder is written with its first finished turn). */
+export async function newSession(state: AcpConnectionState, params: NewSessionRequest, client: AgentContext): Promise<NewSessionResponse> {
+  const cwd = checkCwd(params.cwd);
+  const core = await state.deps.core();
+  const sessionId = randomBytes(8).toString("hex");
+  await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers }, client);
+  state.logger.info({ session_id: sessionId, cwd, mcp_servers: params.mcpServers.length }, "ACP session created");
+  return { sessionId };
+}
+
+/** `session/load`: the stored conversation is replayed as `session/update`s, then the answer. */
+export async function loadSession(state: AcpConnectionState, params: LoadSessionRequest, client: AgentContext): Promise<Record<string, never>> {
+  const cwd = checkCwd(params.cwd);
+  const { sessionId } = params;
+  // An id that could not be a folder name cannot name a stored session.
+  if (!isSafeId(sessionId)) throw RequestError.sessionNotFound(sessionId);
+  const core = await state.deps.core();
+  const meta = await core.catalog.readMeta(ACP_USER, sessionId);
+  if (meta === null && !(await core.catalog.exists(ACP_USER, sessionId))) throw RequestError.sessionNotFound(sessionId);
+  const messages = await core.runner.history(sessionId, ACP_USER);
+  const session = await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers }, client);
+  for (const update of historyUpdates(messages, cwd)) session.updates.send(update);
+  await session.updates.flushed();
+  if (meta !== null && meta.cwd !== cwd) await core.catalog.writeMeta(ACP_USER, sessionId, { ...meta, cwd });
+  state.logger.info({ session_id: sessionId, cwd, messages: messages.length }, "ACP session loaded");
+  return {};
+}
+
+/** `session/list`: sessions opened through ACP, most recent first, optionally in one cwd; 50 a page. */
+export async function listSessions(state: AcpConnectionState, params: ListSessionsRequest): Promise<ListSessionsResponse> {
+  const core = await state.deps.core();
+  const filter = params.cwd === undefined || params.cwd === null ? null : path.resolve(params.cwd);
+  const all = (await core.catalog.listMeta(ACP_USER))
+    .filter(({ meta }) => meta.cwd !== null && (filter === null || path.resolve(meta.cwd) === filter))
+    .sort((a, b) => b.meta.updated_at.localeCompare(a.meta.updated_at) || a.sessionId.localeCompare(b.sessionId));
+  const start = params.cursor === undefined || params.cursor === null ? 0 : offsetOf(params.cursor);
+  const page = all.slice(start, start + LIST_PAGE).map(({ sessionId, meta }): SessionInfo => ({ sessionId, cwd: meta.cwd as string, title: meta.title, updatedAt: meta.updated_at }));
+  return { sessions: page, ...(start + LIST_PAGE < all.length ? { nextCursor: Buffer.from(String(start + LIST_PAGE)).toString("base64url") } : {}) };
+}
+
+/** `session/close`: its prompt is cancelled and its own MCP servers stop; the stored session stays. */
+export async function closeSession(state: AcpConnectionState, sessionId: string): Promise<Record<string, never>> {
+  await state.sessions.close(sessionId);
+  state.logger.info({ session_id: sessionId }, "ACP session closed");
+  return {};
+}
+
+async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId: string; cwd: string; mcpServers: readonly McpServer[] }, client: AgentContext): Promise<AcpSession> {
+  const { fs, terminal } = state.clientCapabilities;
+  const editor = new EditorToolProvider({
+    client,
+    sessionId: spec.sessionId,
+    cwd: spec.cwd,
+    capabilities: { readTextFile: fs?.readTextFile === true, writeTextFile: fs?.writeTextFile === true, terminal: terminal === true },
+    maxOutputBytes: core.maxToolOutputBytes,
+  });
+  const tools = core.sessionTools({ servers: sessionMcpServers(spec.mcpServers, spec.cwd), providers: [editor] });
+  const session = new AcpSession(spec.sessionId, spec.cwd, tools, client, state.logger.child({ session_id: spec.sessionId }));
+  await state.sessions.add(session);
+  // The servers start now, so the first prompt finds them ready; one that fails is logged and left out.
+  tools.start().catch((error: unknown) => state.logger.warn({ err: error, session_id: spec.sessionId }, "session tools failed to start"));
+  return session;
+}
+
+function checkCwd(cwd: string): string {
+  if (!path.isAbsolute(cwd)) throw new RuntimeError("invalid_params", `cwd must be an absolute path, got ${JSON.stringify(cwd.slice(0, 200))}`, { details: { param: "cwd" } });
+  return path.resolve(cwd);
+}
+
+function offsetOf(cursor: string): number {
+  const offset = Number(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!Number.isInteger(offset) || offset < 0) throw new RuntimeError("invalid_params", "cursor is not one this agent gave out", { details: { param: "cursor" } });
+  return offset;
+}

@@ -1,0 +1,83 @@
+import { runAcpServer } from "../../acp/acp-server.js";
+import type { AcpDeps } from "../../acp/acp-deps.js";
+import { lazyRuntime, type LazyRuntime } from "../../app/lazy-runtime.js";
+import { reportConfigState } from "../../app/report-config.js";
+import { startServerProcess } from "../../app/server-process.js";
+import { stdioLimitsOf } from "../../app/stdio-limits.js";
+import type { ConfigState } from "../../config/read-config-file.js";
+import type { Config, ModelConfig } from "../../config/schema.js";
+import { describeModel } from "../../engine/describe-model.js";
+import { resolveLogLevel } from "../../logging/create-logger.js";
+import { readPackageInfo } from "../../shared/version.js";
+import type { CliDeps } from "../cli-deps.js";
+import { openStdioConfig } from "../stdio-config.js";
+import type { ServeStdioOptions } from "./serve-stdio-action.js";
+
+/**
+ * `serve-stdio --protocol acp`: an editor launches this and talks ACP on stdin/stdout. The same
+ * process rules as the other stdio protocols: stdout carries only protocol messages, logs go to
+ * stderr, the stdio limits apply, the runtime is built on the first method that needs it.
+ */
+export async function runServeStdioAcp(options: ServeStdioOptions, deps: CliDeps): Promise<void> {
+  const config = await openStdioConfig(options, deps);
+  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env });
+  const { logger } = serving;
+  const info = readPackageInfo();
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
+  const limits = stdioLimitsOf(config.early);
+  void config.state.then((configState) => {
+    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
+    reportConfigState(configState, logger);
+    logger.info({ version: info.version, protocol: "acp", config: configState.path, config_status: configState.status }, "serve-stdio started");
+  });
+  const result = await runAcpServer({
+    input: process.stdin,
+    output: process.stdout,
+    logger,
+    limits,
+    signal: serving.signal,
+    deps: acpDeps(runtime, config.state, info.version, limits.coalesceMs, logger),
+  });
+  await runtime.close();
+  logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
+  await serving.finish();
+  // stdin may still hold the loop open (an editor that never closes it): exit explicitly.
+  process.exit(result.exitCode);
+}
+
+/** The runtime as the ACP front door sees it. */
+function acpDeps(runtime: LazyRuntime, configState: Promise<ConfigState>, version: string, coalesceMs: number, logger: AcpDeps["logger"]): AcpDeps {
+  return {
+    agentInfo: { name: "local-ai", version },
+    logger,
+    coalesceMs,
+    core: async () => {
+      const built = await runtime.get();
+      // Throws config_missing / config_invalid (what session/new then answers) without a valid config.
+      const runner = built.sessionRunner();
+      if (built.configState.status !== "loaded") throw new Error("unreachable: a session runner needs a loaded config");
+      const { config } = built.configState;
+      const model = defaultModel(config);
+      return {
+        runner,
+        catalog: built.sessionCatalog(),
+        sessionTools: (request) => built.sessionTools(request),
+        maxToolOutputBytes: config.app.max_tool_output_bytes,
+        contextSize: () => (model === null ? 0 : describeModel(model.config, built.engines().created().get(model.name)).contextLength),
+      };
+    },
+    takesImages: async () => {
+      const state = await configState;
+      if (state.status !== "loaded") return false;
+      const model = defaultModel(state.config);
+      return model !== null && describeModel(model.config).capabilities.vision;
+    },
+  };
+}
+
+/** The model of the default (first) agent, as a session uses it. */
+function defaultModel(config: Config): { name: string; config: ModelConfig } | null {
+  const agent = Object.values(config.agents)[0];
+  const model = agent === undefined ? undefined : config.llama.models[agent.model];
+  return agent === undefined || model === undefined ? null : { name: agent.model, config: model };
+}

@@ -1,0 +1,65 @@
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import type { Logger } from "../logging/create-logger.js";
+import { ensureDir, isNotFound, writeFileAtomic } from "./atomic-file.js";
+import { isSessionMeta } from "./record-schemas.js";
+import { sessionPaths } from "./session-paths.js";
+import type { HistoryReader, SessionCatalog, SessionMeta } from "./store-types.js";
+
+/**
+ * Session meta on disk: `<data_dir>/sessions/<user>/<session>/session.json` next to the history,
+ * so a session folder stays the one thing to copy or delete. A file that does not parse is
+ * ignored (logged), never fatal: the session itself is still there.
+ */
+export class FileSessionCatalog implements SessionCatalog {
+  readonly dataDir: string;
+
+  constructor(
+    dataDir: string,
+    private readonly sessions: Pick<HistoryReader, "listSessions">,
+    private readonly logger?: Logger,
+  ) {
+    this.dataDir = path.resolve(dataDir);
+  }
+
+  async readMeta(userId: string, sessionId: string): Promise<SessionMeta | null> {
+    const file = sessionPaths(this.dataDir, userId, sessionId).meta;
+    let raw: string;
+    try {
+      raw = await readFile(file, "utf8");
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (isSessionMeta(value)) return value;
+    this.logger?.warn({ user_id: userId, session_id: sessionId }, "session meta (session.json) is unreadable; ignored");
+    return null;
+  }
+
+  async writeMeta(userId: string, sessionId: string, meta: SessionMeta): Promise<void> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await ensureDir(paths.dir);
+    await writeFileAtomic(paths.meta, JSON.stringify(meta));
+  }
+
+  async listMeta(userId: string): Promise<Array<{ sessionId: string; meta: SessionMeta }>> {
+    const ids = await this.sessions.listSessions(userId);
+    const found = await Promise.all(ids.map(async (sessionId) => ({ sessionId, meta: await this.readMeta(userId, sessionId).catch(() => null) })));
+    return found.filter((entry): entry is { sessionId: string; meta: SessionMeta } => entry.meta !== null);
+  }
+
+  async exists(userId: string, sessionId: string): Promise<boolean> {
+    try {
+      return (await stat(sessionPaths(this.dataDir, userId, sessionId).dir)).isDirectory();
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+}

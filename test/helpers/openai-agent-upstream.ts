@@ -1,0 +1,75 @@
+import { chunk, sendData, sendJson, startSse, startUpstream, usageChunk, type RecordedRequest, type ScriptedUpstream } from "./openai-sse-upstream.js";
+
+/** One model step as the scripted upstream answers it. */
+export type UpstreamStep =
+  /** Text deltas, then stop (or `finish`: "length", "content_filter"), with usage. */
+  | { text: string[]; finish?: string }
+  /** One tool call (its arguments as JSON), finish_reason tool_calls. */
+  | { call: { id: string; name: string; arguments: Record<string, unknown> } }
+  /** Text deltas, then the stream stays open until the client hangs up (for cancellation). */
+  | { hang: string[] };
+
+export interface AgentUpstream extends ScriptedUpstream {
+  /** The chat completion requests, in order (one per model step). */
+  chats(): RecordedRequest[];
+  /** Appends steps for the requests still to come. */
+  push(...steps: UpstreamStep[]): void;
+}
+
+/**
+ * An OpenAI-compatible upstream that answers each chat completion with the next scripted step,
+ * so a test knows exactly which tool the model calls with which arguments. `/models` lists
+ * `test-model`. A request beyond the script gets the text "(no more steps)".
+ */
+export async function startAgentUpstream(steps: UpstreamStep[] = []): Promise<AgentUpstream> {
+  const queue = [...steps];
+  let chats = 0;
+  const upstream = await startUpstream((req, res) => {
+    if (req.method === "GET" && req.url?.endsWith("/models") === true) {
+      sendJson(res, 200, { object: "list", data: [{ id: "test-model", object: "model", created: 1, owned_by: "test" }] });
+      return;
+    }
+    chats++;
+    const step = queue.shift() ?? { text: ["(no more steps)"] };
+    startSse(res);
+    if ("call" in step) {
+      sendData(res, chunk({ role: "assistant", tool_calls: [{ index: 0, id: step.call.id, type: "function", function: { name: step.call.name, arguments: JSON.stringify(step.call.arguments) } }] }));
+      sendData(res, chunk({}, "tool_calls"));
+      sendData(res, usageChunk(40 + chats, 10));
+      sendData(res, "[DONE]");
+      res.end();
+      return;
+    }
+    const deltas = "text" in step ? step.text : step.hang;
+    sendData(res, chunk({ role: "assistant", content: "" }));
+    for (const delta of deltas) sendData(res, chunk({ content: delta }));
+    if ("hang" in step) return;
+    sendData(res, chunk({}, step.finish ?? "stop"));
+    sendData(res, usageChunk(40 + chats, deltas.length));
+    sendData(res, "[DONE]");
+    res.end();
+  });
+  return {
+    ...upstream,
+    chats: () => upstream.requests.filter((request) => request.method === "POST"),
+    push: (...more) => queue.push(...more),
+  };
+}
+
+/** The `openai` engine pointed at an upstream, for config.yaml. */
+export function openaiModelYaml(baseUrl: string, agentLines: string[] = []): string {
+  return [
+    "llama:",
+    "  models:",
+    "    default:",
+    "      engine: openai",
+    `      base_url: ${JSON.stringify(baseUrl)}`,
+    "      model: test-model",
+    "      ctx_size: 8192",
+    "agents:",
+    "  assistant:",
+    "    temperature: 0",
+    ...agentLines,
+    "",
+  ].join("\n");
+}
