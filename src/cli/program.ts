@@ -1,6 +1,8 @@
 import { Command, CommanderError } from "commander";
 import type { CliDeps } from "./cli-deps.js";
+import { registerChatCommand } from "./commands/chat.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerInitCommand } from "./commands/init.js";
 import { registerPlanCommand } from "./commands/plan.js";
 import { registerPodCommand } from "./commands/pod.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
@@ -26,6 +28,8 @@ export function createProgram(deps: CliDeps): Command {
   registerPodCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerPlanCommand(program, deps);
+  registerChatCommand(program, deps);
+  registerInitCommand(program, deps);
   return program;
 }
 
