@@ -16,7 +16,8 @@ export function isRemoteModelReference(reference: string): boolean {
  * because the loader substitutes `${NAME}` in values (`$$` is a literal `$`).
  */
 function yamlString(value: string): string {
-  return JSON.stringify(value.replaceAll("$", "$$"));
+  // A function replacer: in a replacement string "$$" would itself mean one "$".
+  return JSON.stringify(value.replaceAll("$", () => "$$"));
 }
 
 /**
