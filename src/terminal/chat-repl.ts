@@ -30,8 +30,8 @@ export interface ChatReplOptions {
 /** Exit codes: 0 done, 1 a turn failed (scripts) or the chat could not start, 130 interrupted, 143 terminated. */
 export const EXIT = { ok: 0, failed: 1, interrupted: 130, terminated: 143 } as const;
 
-/** What a Ctrl-C would stop right now. */
-type Running = { kind: "turn" | "load"; controller: AbortController };
+/** What a Ctrl-C would stop right now: a turn, a model load, an approval question. */
+type Running = { controller: AbortController };
 
 /**
  * The terminal chat (`local-ai chat`): a prompt, slash commands, and turns on the same
@@ -47,6 +47,8 @@ export class ChatRepl {
   /** A Ctrl-C already happened (at an empty prompt, or cancelling a turn): the next one exits. */
   private armed = false;
   private failures = 0;
+  /** The last turn of this session was cancelled here (the next one discards it, as the chat said). */
+  private cancelledHere = false;
   private forcedExit: (code: number) => void = () => undefined;
 
   constructor(private readonly options: ChatReplOptions) {
@@ -107,7 +109,11 @@ export class ChatRepl {
     await this.noticePausedTurn();
     for (;;) {
       const read = await input.read(style.cyan("> "));
-      if (read.kind === "eof") break;
+      if (read.kind === "eof") {
+        // Ctrl-D leaves the cursor after the prompt; the shell's prompt belongs on a line of its own.
+        if (input.interactive) ui.write("\n");
+        break;
+      }
       if (read.kind === "interrupt") {
         if (!input.interactive) return EXIT.interrupted;
         if (read.discarded.trim() !== "") continue;
@@ -175,12 +181,13 @@ export class ChatRepl {
 
   private async turn(request: Omit<TurnRequest, "session_id" | "agent">): Promise<void> {
     const controller = new AbortController();
-    this.running = { kind: "turn", controller };
+    this.running = { controller };
     const stopWatching = this.options.input.watchTurn(() => this.interrupt());
     try {
-      const outcome = await runChatTurn({ ...this.options, approvals: this.approvals }, { ...request, session_id: this.sessionId, agent: this.agent }, controller.signal);
+      const outcome = await runChatTurn({ ...this.options, approvals: this.approvals }, { ...request, session_id: this.sessionId, agent: this.agent }, controller.signal, { cancelledHere: this.cancelledHere });
       if (outcome.kind === "finished") this.totals.add(outcome.usage);
       if (outcome.kind === "failed") this.failures++;
+      this.cancelledHere = outcome.kind === "cancelled";
     } finally {
       stopWatching();
       this.running = null;
@@ -199,7 +206,7 @@ export class ChatRepl {
     }
     if (paused === null) return this.turn({ resume: true });
     const controller = new AbortController();
-    this.running = { kind: "turn", controller };
+    this.running = { controller };
     const stopWatching = this.options.input.watchTurn(() => this.interrupt());
     let decision: "approve" | "decline";
     try {
@@ -214,6 +221,7 @@ export class ChatRepl {
 
   private switchSession(id: string): void {
     this.sessionId = id;
+    this.cancelledHere = false;
     // "always" was said about the session that was running; a new one starts with nothing approved.
     this.approvals.forget();
   }
@@ -245,7 +253,7 @@ export class ChatRepl {
     const model = runner.agents().find((agent) => agent.name === this.agent)?.model ?? this.agent;
     const bar = new LoadProgressBar(ui, style, model);
     const controller = new AbortController();
-    this.running = { kind: "load", controller };
+    this.running = { controller };
     const stopWatching = input.watchTurn(() => this.interrupt());
     bar.start();
     try {

@@ -18,6 +18,14 @@ export interface ChatTurnDeps {
   logger: Logger;
 }
 
+/**
+ * loop_abort was said in words when its event came; the discarded unfinished turn is the one this
+ * chat just cancelled, and the cancel line said a new message starts over.
+ */
+function alreadySaid(warning: string, cancelledHere: boolean): boolean {
+  return warning.startsWith("loop_abort:") || (cancelledHere && warning.startsWith("discarded the unfinished turn"));
+}
+
 export type ChatTurnOutcome = { kind: "finished"; usage: UsageTally } | { kind: "cancelled" } | { kind: "failed" };
 
 /**
@@ -25,14 +33,13 @@ export type ChatTurnOutcome = { kind: "finished"; usage: UsageTally } | { kind: 
  * the chat's ChatApprovals, and says how it ended in one line (warnings, usage on request, the
  * cancel, the error with its code). `signal` is the turn's Ctrl-C.
  */
-export async function runChatTurn(deps: ChatTurnDeps, request: TurnRequest, signal: AbortSignal): Promise<ChatTurnOutcome> {
+export async function runChatTurn(deps: ChatTurnDeps, request: TurnRequest, signal: AbortSignal, after: { cancelledHere: boolean }): Promise<ChatTurnOutcome> {
   const { ui, style } = deps;
   const printer = new TurnPrinter({ answers: deps.answers, ui, style, showThinking: deps.showThinking });
   try {
     const result = await deps.runner.runTurn(request, { signal, emit: (event) => printer.print(event), askApproval: deps.approvals.ask });
     printer.finish();
-    // loop_abort warnings were already said in words when the event came.
-    for (const warning of result.warnings.filter((text) => !text.startsWith("loop_abort:"))) ui.line(style.yellow(`warning: ${warning}`));
+    for (const warning of result.warnings.filter((text) => !alreadySaid(text, after.cancelledHere))) ui.line(style.yellow(`warning: ${warning}`));
     if (deps.showUsage) ui.line(style.dim(`usage: ${printer.usage.describe()}`));
     return { kind: "finished", usage: printer.usage };
   } catch (thrown) {

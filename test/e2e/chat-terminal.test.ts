@@ -33,13 +33,15 @@ describe("local-ai chat in a terminal", () => {
     [toolModel, demoModel, tinyModel] = await Promise.all([ensureFixture("demo", { toolMode: true }), ensureFixture("demo"), ensureFixture("tiny")]);
   });
 
-  it("asks before a gated tool runs: y runs it, n declines it, a(lways) stops asking; /new starts a session that asks again; Ctrl-D exits 0", async () => {
+  it("asks before a gated tool runs: y runs it, n declines it, a(lways) stops asking; /new starts a session that asks again; Ctrl-C at the question cancels the turn, a second one exits", async () => {
     // No memory notes: notes from the first session would carry its "/echo" requests without their
     // tool results into the second, and the demo model counts those triggers.
     const { dir, configPath } = await tempConfig(echoToolYaml(toolModel).replace("    temperature: 0\n", "    temperature: 0\n    memory: false\n"));
     const chat = new PtyCli(["chat", "--config", configPath, "--session", "first"], { cwd: dir });
     let at = (await chat.waitFor(/session first[^]*\n> $/)).end;
     assert.ok(chat.output.includes("\x1b[2m"), "a terminal gets colour (dimmed status text)");
+    // node-llama-cpp's load progress, drawn before the first prompt.
+    assert.match(chat.text, /loading default \[[#-]{24}\] \d+%/);
     const turn = async (answer: string | null): Promise<string> => {
       chat.type(`please ${DEMO_TOOL_TRIGGER} hi\r`);
       if (answer !== null) {
@@ -79,11 +81,20 @@ describe("local-ai chat in a terminal", () => {
     assert.equal((await historyOf(dir, session)).length, 1);
     assert.equal((await historyOf(dir, "first")).length, 4, "the first session is left as it was");
 
-    chat.type("\x04");
+    // Ctrl-C while the question is open cancels the turn: the tool never runs, nothing is stored.
+    chat.type(`please ${DEMO_TOOL_TRIGGER} hi\r`);
+    at = (await chat.waitFor(new RegExp(`${escape(QUESTION)} $`), at)).end;
+    chat.type("\x03");
+    const cancelled = await chat.waitFor(/\ncancelled \(\/resume continues the turn; a new message starts over\)\n> $/, at);
+    assert.doesNotMatch(chat.text.slice(at, cancelled.end), /\[tool\]/);
+    assert.equal((await historyOf(dir, session)).length, 1);
+    // That Ctrl-C was the first: one more at the prompt leaves.
+    chat.type("\x03");
     assert.equal((await chat.exited).code, 0);
+    assert.doesNotMatch(chat.text.slice(cancelled.end), /Ctrl-C again/);
   });
 
-  it("streams text as it comes; Ctrl-C cancels the turn and keeps it resumable; /resume continues it; a second Ctrl-C exits; NO_COLOR is plain", async () => {
+  it("streams text as it comes; Ctrl-C cancels the turn and keeps it resumable; /resume continues it; /agent switches; Ctrl-C at the prompt says how to leave, Ctrl-D leaves; NO_COLOR is plain", async () => {
     const { dir, configPath } = await tempConfig(agentsYaml(demoModel, tinyModel));
     // `talker` (the tiny random model, max_tokens 3000) keeps talking until it is stopped.
     const chat = new PtyCli(["chat", "--config", configPath, "--agent", "talker", "--session", "long"], { cwd: dir, env: { NO_COLOR: "1" } });
@@ -101,10 +112,22 @@ describe("local-ai chat in a terminal", () => {
     at = (await chat.waitFor(/^\/resume\n[^]{20}/, at)).end;
     chat.type("\x03");
     at = (await chat.waitFor(/\ncancelled[^\n]*\n> $/, at)).end;
-    // The Ctrl-C that cancelled a turn was the first: one more at the prompt leaves.
+
+    chat.type("/agent\r");
+    at = (await chat.waitFor(/^\/agent\n {2}assistant \(model default\)\n\* talker \(model tiny\)\n> $/, at)).end;
+    chat.type("/agent assistant\r");
+    at = (await chat.waitFor(/agent assistant \(model default\)\n[^]*\n> $/, at)).end;
+    chat.type("Hello\r");
+    const answered = await chat.waitFor(new RegExp(`^Hello\\n${escape(DEMO_SENTENCE)}\\n> $`), at);
+    at = answered.end;
+    // The new message discarded the cancelled turn, as the cancel line said: no warning repeats it.
+    assert.doesNotMatch(chat.text, /warning: discarded/);
+
     chat.type("\x03");
+    at = (await chat.waitFor(/^\^C\n\(Ctrl-C again or Ctrl-D to exit\)\n> $/, at)).end;
+    chat.type("\x04");
     assert.equal((await chat.exited).code, 0);
+    assert.equal(chat.text.slice(at), "\n", "Ctrl-D leaves the terminal on a new line");
     assert.doesNotMatch(chat.output, SGR, "NO_COLOR: no colour codes at all");
-    assert.doesNotMatch(chat.text.slice(at), /Ctrl-C again/);
   });
 });
