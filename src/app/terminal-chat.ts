@@ -3,7 +3,7 @@ import type { LogLevel } from "../config/log-levels.js";
 import { createLogger, flushLogger } from "../logging/create-logger.js";
 import { settlesWithin } from "../shared/abort.js";
 import type { PackageInfo } from "../shared/version.js";
-import { ChatRepl } from "../terminal/chat-repl.js";
+import { ChatRepl, EXIT } from "../terminal/chat-repl.js";
 import type { ChatInput } from "../terminal/chat-input.js";
 import { LineWriter } from "../terminal/line-writer.js";
 import { PipedInput } from "../terminal/piped-input.js";
@@ -57,6 +57,13 @@ export async function runTerminalChat(options: TerminalChatOptions, io: Terminal
     showThinking: options.showThinking,
     showUsage: options.showUsage,
   });
+  // A reader that went away (`local-ai chat < questions | head -1`) ends the chat quietly, as a
+  // pipeline expects; any other stdout failure is logged and ends it with 1.
+  const onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") logger.error({ err: error }, "cannot write to stdout");
+    repl.terminate(error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED" ? EXIT.ok : EXIT.failed);
+  };
+  io.stdout.on("error", onStdoutError);
   const onInterrupt = (): void => repl.interrupt();
   const onTerminate = (): void => repl.terminate();
   process.on("SIGINT", onInterrupt);
@@ -71,6 +78,8 @@ export async function runTerminalChat(options: TerminalChatOptions, io: Terminal
   try {
     code = await repl.run();
   } finally {
+    // A forced exit cancelled the turn: let it unwind (checkpoint written) before the engines close.
+    await settlesWithin(repl.unwound, CLOSE_TIMEOUT_MS);
     input.close();
     process.off("SIGINT", onInterrupt);
     process.off("SIGTERM", onTerminate);

@@ -50,16 +50,28 @@ export class ChatRepl {
   /** The last turn of this session was cancelled here (the next one discards it, as the chat said). */
   private cancelledHere = false;
   private forcedExit: (code: number) => void = () => undefined;
+  /** Set by a forced exit: nothing new starts, the loop unwinds. */
+  private ended = false;
+  private loop: Promise<number> = Promise.resolve(EXIT.ok);
 
   constructor(private readonly options: ChatReplOptions) {
     this.sessionId = options.session ?? newSessionId();
     this.approvals = new ChatApprovals(options.input, options.ui, options.style);
   }
 
-  /** Runs until the user leaves; resolves with the exit code. */
+  /**
+   * Runs until the user leaves; resolves with the exit code. A forced exit (second Ctrl-C,
+   * SIGTERM) resolves at once; `unwound` then says when the cancelled turn has finished unwinding
+   * (its checkpoint written), which the caller waits for, bounded, before closing the engines.
+   */
   run(): Promise<number> {
     const forced = new Promise<number>((resolve) => (this.forcedExit = resolve));
-    return Promise.race([this.main(), forced]);
+    this.loop = this.main();
+    return Promise.race([this.loop, forced]);
+  }
+
+  get unwound(): Promise<unknown> {
+    return this.loop.catch(() => undefined);
   }
 
   /** A Ctrl-C (the key, or SIGINT from outside): cancels what runs; the second one exits. */
@@ -71,18 +83,23 @@ export class ChatRepl {
     }
     if (running.controller.signal.aborted || !this.options.input.interactive) {
       // Second Ctrl-C while cancelling, or a script's SIGINT: leave now.
-      running.controller.abort();
-      this.forcedExit(EXIT.interrupted);
+      this.end(EXIT.interrupted);
       return;
     }
     this.armed = true;
     running.controller.abort();
   }
 
-  /** SIGTERM: cancel whatever runs and end. */
-  terminate(): void {
+  /** SIGTERM (or stdout gone): cancel whatever runs and end with `code`. */
+  terminate(code: number = EXIT.terminated): void {
+    this.end(code);
+  }
+
+  private end(code: number): void {
+    this.ended = true;
     this.running?.controller.abort();
-    this.forcedExit(EXIT.terminated);
+    this.options.input.interruptRead();
+    this.forcedExit(code);
   }
 
   private async main(): Promise<number> {
@@ -109,6 +126,7 @@ export class ChatRepl {
     await this.noticePausedTurn();
     for (;;) {
       const read = await input.read(style.cyan("> "));
+      if (this.ended) break;
       if (read.kind === "eof") {
         // Ctrl-D leaves the cursor after the prompt; the shell's prompt belongs on a line of its own.
         if (input.interactive) ui.write("\n");
@@ -123,7 +141,7 @@ export class ChatRepl {
         continue;
       }
       this.armed = false;
-      if (!(await this.handle(parseChatCommand(read.text)))) break;
+      if (!(await this.handle(parseChatCommand(read.text))) || this.ended) break;
     }
     ui.endLine();
     return this.failures > 0 && !input.interactive ? EXIT.failed : EXIT.ok;

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { echoToolYaml } from "../helpers/agents-yaml.js";
+import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
 import { chunk, scripted, sendJsonError, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
@@ -39,6 +41,41 @@ describe("local-ai chat with piped stdin", () => {
     assert.match(run.stderr, /^declined echo: it needs approval, and with stdin not a terminal nobody can be asked \(to allow it in scripts, take it out of mcp\.servers\.everything\.requires_approval\)$/m);
     assert.match(run.stderr, /^\[tool\] echo -> denied \| declined by the user$/m);
     assert.ok(!(run.stdout + run.stderr).includes("\x1b"), "no escape codes in a pipe");
+  });
+
+  it("a reader that goes away (| head -c 5) ends the chat quietly with 0, never a crash", async () => {
+    const demoModel = await ensureFixture("demo");
+    const { dir, configPath } = await tempConfig(agentsYaml(demoModel));
+    const child = spawn(process.execPath, [CLI_PATH, "chat", "--config", configPath], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    child.stdin.end("Hello\n".repeat(20));
+    // The first answer bytes arrive, then the reader hangs up: every later write meets EPIPE.
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    child.stdout.destroy();
+    assert.equal(await exited, 0, stderr);
+    assert.doesNotMatch(stderr, /uncaught|EPIPE/i);
+  });
+
+  it("SIGTERM mid-turn cancels the turn (kept resumable) and exits 143; SIGINT exits 130", async () => {
+    const [demoModel, tinyModel] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny")]);
+    const { dir, configPath } = await tempConfig(agentsYaml(demoModel, tinyModel));
+    for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+      const session = signal.toLowerCase();
+      // `talker` does not stop on its own: the signal always lands mid-turn.
+      const child = spawn(process.execPath, [CLI_PATH, "chat", "--config", configPath, "--agent", "talker", "--session", session], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      child.stdin.end("hello\nnever asked\n");
+      await new Promise((resolve) => child.stdout.once("data", resolve));
+      child.kill(signal);
+      assert.equal(await exited, code, stderr);
+      assert.match(stderr, /^cancelled /m);
+      assert.equal(existsSync(path.join(dir, "data", "sessions", "default_user", session, "checkpoint.json")), true, "the cancelled turn stays resumable");
+      assert.equal(existsSync(path.join(dir, "data", "sessions", "default_user", session, "history.jsonl")), false, "no later line ran");
+    }
   });
 
   it("without a config: one line on stderr, exit 1, nothing on stdout", async () => {
