@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
 import type { ChatMessage, ContentPart, SamplingOverrides } from "../engine/chat-types.js";
-import type { Engine } from "../engine/engine.js";
+import type { Engine, LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
@@ -84,11 +84,20 @@ interface RunContext {
 export class SessionRunner {
   constructor(private readonly deps: SessionRunnerDeps) {}
 
-  /** Starts the agent's engine and the tool servers; shared by concurrent callers. */
-  async warmUp(agentName?: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
+   * follows the model load (a terminal draws a progress bar from it).
+   */
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
-    await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
+    const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) };
+    await Promise.all([this.deps.engineFor(agent.model).warmUp(options), this.deps.tools.start(signal)]);
+  }
+
+  /** The agents configured, the default first, with the model each uses. */
+  agents(): Array<{ name: string; model: string }> {
+    return Object.entries(this.deps.config.agents).map(([name, agent]) => ({ name, model: agent.model }));
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */

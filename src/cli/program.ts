@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { releaseToDefault } from "../app/signal-latch.js";
 import type { CliDeps } from "./cli-deps.js";
+import { registerChatCommand } from "./commands/chat.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerInitCommand } from "./commands/init.js";
 import { registerPlanCommand } from "./commands/plan.js";
 import { registerPodCommand } from "./commands/pod.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
@@ -33,6 +35,8 @@ export function createProgram(deps: CliDeps): Command {
   registerPodCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerPlanCommand(program, deps);
+  registerChatCommand(program, deps);
+  registerInitCommand(program, deps);
   return program;
 }
 

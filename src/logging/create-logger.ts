@@ -32,7 +32,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     // Loaded only on a TTY (hosts and scripts pipe stderr): it costs tens of ms at start. It is
     // CommonJS, so a synchronous require keeps createLogger synchronous.
     const pretty = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
-    return pino(base, pretty({ destination: 2, sync: true, colorize: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" }));
+    // NO_COLOR (https://no-color.org): plain log lines on a terminal too.
+    const colorize = env.NO_COLOR === undefined || env.NO_COLOR === "";
+    return pino(base, pretty({ destination: 2, sync: true, colorize, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" }));
   }
   // Async, bounded: a host that stops reading stderr must not stall the loop or grow memory unboundedly.
   return pino(base, pino.destination({ fd: 2, sync: false, maxLength: 16 * 1024 * 1024 }));

@@ -24,6 +24,7 @@ const LAYER: Readonly<Record<string, number>> = {
   http: 7,
   pod: 7,
   acp: 7,
+  terminal: 7,
   client: 7,
   app: 8,
   cli: 9,

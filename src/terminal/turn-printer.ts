@@ -1,0 +1,144 @@
+import type { AgentEvent } from "../agent/events.js";
+import type { LineWriter } from "./line-writer.js";
+import type { TerminalStyle } from "./terminal-style.js";
+import { toolDoneText, toolStartText } from "./tool-line.js";
+import { UsageTally } from "./usage-tally.js";
+
+export interface TurnPrinterOptions {
+  /** The answer text (stdout). */
+  answers: LineWriter;
+  /** Thinking, tool lines, notices: the same writer as `answers` in an interactive terminal, stderr otherwise. */
+  ui: LineWriter;
+  style: TerminalStyle;
+  showThinking: boolean;
+}
+
+const ABORT_TEXT = {
+  max_steps: "stopped: the turn reached app.max_steps",
+  parse_errors: "stopped: too many invalid tool calls (app.max_parse_errors)",
+} as const;
+
+/**
+ * The terminal chat's one mapping from AgentEvents to text: answer text streams as it comes,
+ * thinking is dimmed (or hidden), each tool call is one compact line. One printer per turn.
+ */
+export class TurnPrinter {
+  readonly usage = new UsageTally();
+  private thinking = false;
+  /** A tool line started and not finished yet (its columns so far). */
+  private openTool: { tool: string; used: number } | null = null;
+  /** Answer text written in the current step (a `final` with none prints the response itself). */
+  private stepText = false;
+  private anyText = false;
+
+  constructor(private readonly options: TurnPrinterOptions) {}
+
+  print(event: AgentEvent): void {
+    this.usage.observe(event);
+    const { answers, ui, style } = this.options;
+    switch (event.event) {
+      case "run_start":
+      case "memory_start":
+      case "usage":
+        return;
+      case "llm_start":
+        this.stepText = false;
+        return;
+      case "thinking_chunk":
+        if (!this.options.showThinking || event.delta === "") return;
+        this.closeTool();
+        if (!this.thinking) {
+          // Thinking and answers share a line only on one stream; across two, each starts clean.
+          answers.endLine();
+          ui.endLine();
+          ui.write(style.dim("thinking: "), "thinking: ");
+          this.thinking = true;
+        }
+        ui.write(style.dim(event.delta), event.delta);
+        return;
+      case "llm_chunk":
+        if (event.delta === "") return;
+        this.closeThinking();
+        this.closeTool();
+        // A second step's text starts on a line of its own.
+        if (!this.stepText && this.anyText) answers.endLine();
+        answers.write(event.delta);
+        this.stepText = true;
+        this.anyText = true;
+        return;
+      case "llm_done":
+        this.closeThinking();
+        return;
+      case "tool_start": {
+        this.closeThinking();
+        this.closeTool();
+        answers.endLine();
+        ui.endLine();
+        const start = toolStartText(event.tool, event.args, ui.width, style);
+        ui.write(start.text, start.visible);
+        this.openTool = { tool: event.tool, used: start.visible.length };
+        return;
+      }
+      case "tool_done": {
+        this.closeThinking();
+        let used = 0;
+        if (this.openTool?.tool === event.tool) {
+          used = this.openTool.used;
+          this.openTool = null;
+        } else {
+          // No tool_start: the call never ran (invalid, declined, waiting for approval).
+          this.closeTool();
+          answers.endLine();
+          ui.endLine();
+          const start = toolStartText(event.tool, "", ui.width, style);
+          ui.write(start.text.trimEnd(), start.visible.trimEnd());
+          used = start.visible.trimEnd().length;
+        }
+        ui.write(`${toolDoneText(event.status, event.ms, event.preview, used, ui.width, style)}\n`, "\n");
+        return;
+      }
+      case "final":
+        this.closeThinking();
+        if (!this.stepText && event.response !== "") {
+          if (this.anyText) answers.endLine();
+          answers.write(event.response);
+          this.anyText = true;
+        }
+        return;
+      case "loop_abort":
+        this.closeThinking();
+        this.closeTool();
+        answers.endLine();
+        ui.line(style.yellow(ABORT_TEXT[event.reason]));
+        return;
+      default: {
+        const unhandled: never = event;
+        return unhandled;
+      }
+    }
+  }
+
+  /**
+   * Ends the turn's output. On its own stream (a pipe, a script) the answer is followed by exactly
+   * one newline, also when it is empty, so each turn is one line-terminated block.
+   */
+  finish(): void {
+    const { answers, ui } = this.options;
+    this.closeThinking();
+    this.closeTool();
+    if (answers !== ui && !this.anyText) answers.write("\n");
+    answers.endLine();
+  }
+
+  private closeThinking(): void {
+    if (!this.thinking) return;
+    this.thinking = false;
+    this.options.ui.endLine();
+  }
+
+  private closeTool(): void {
+    if (this.openTool === null) return;
+    this.openTool = null;
+    this.options.ui.endLine();
+  }
+}
