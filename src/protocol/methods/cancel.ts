@@ -10,6 +10,7 @@ import type { StdioControl } from "../stdio-server.js";
 export function cancelMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.cancelParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
     handle: async (input, context) => {
       const chats = control.inFlight.list("chat");
       let target;
@@ -25,7 +26,7 @@ export function cancelMethod(control: StdioControl): MethodDefinition<never> {
       }
       context.log.info({ target: target?.id }, "cancelling chat");
       target?.controller.abort("cancelled by the host");
-      return { status: "ok" };
+      return { status: "ok" as const };
     },
   });
 }

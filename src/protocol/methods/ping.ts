@@ -3,5 +3,6 @@ import { defineMethod } from "../method.js";
 
 export const pingMethod = defineMethod({
   params: noParams,
-  handle: async () => ({ status: "ok" }),
+  result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
+  handle: async () => ({ status: "ok" as const }),
 });

@@ -6,9 +6,10 @@ import type { StdioControl } from "../stdio-server.js";
 export function shutdownMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
     params: noParams,
+    result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
     handle: async () => {
       control.requestShutdown("shutdown requested");
-      return { status: "ok" };
+      return { status: "ok" as const };
     },
   });
 }
