@@ -2,10 +2,9 @@ import type { WireErrorCode } from "./protocol-types.js";
 
 /**
  * Codes the client adds to the protocol's: the child exited under a call (`process_exited`), could
- * not be spawned (`spawn_failed`), the client was closed (`client_closed`), or the child wrote
- * something that is not the protocol (`protocol_error`).
+ * not be spawned (`spawn_failed`), or the client was closed (`client_closed`).
  */
-export type ClientErrorCode = "process_exited" | "spawn_failed" | "client_closed" | "protocol_error";
+export type ClientErrorCode = "process_exited" | "spawn_failed" | "client_closed";
 
 export type LocalAiErrorCode = WireErrorCode | ClientErrorCode;
 
