@@ -203,8 +203,9 @@ export class LocalAiClient extends EventEmitter<LocalAiClientEvents> {
     const { logger } = this.options;
     if (record !== null) {
       this.emit("log", record);
-      const { level, msg, ...fields } = record;
-      if (logger !== undefined) logAt(logger, level)({ ...fields, source: "local-ai" }, msg);
+      // The host's logger stamps its own time and pid: the child's go under other names.
+      const { level, msg, time, pid, hostname: _host, ...fields } = record;
+      if (logger !== undefined) logAt(logger, level)({ ...fields, source: "local-ai", child_pid: pid, child_time: time }, msg);
     } else {
       logger?.warn({ line, source: "local-ai" }, "local-ai stderr");
     }
