@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { podEnvelope, podRequestParams, type PodMethod } from "./pod-schemas.js";
 
 /** What a client may send (seed 004 methods); `params` may be omitted where a method takes none. */
 export type PodRequest =
@@ -8,10 +8,9 @@ export type PodRequest =
   | { method: "get_status" }
   | { method: "get_history" };
 
-export const POD_METHODS = ["run", "resume", "cancel", "get_status", "get_history"] as const;
+export const POD_METHODS = Object.keys(podRequestParams) as PodMethod[];
 
-const envelope = z.object({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() });
-const runParams = z.object({ input: z.string().min(1) });
+const isPodMethod = (method: string): method is PodMethod => Object.hasOwn(podRequestParams, method);
 
 /** A line -> a request, or the message of the error event its sender gets. */
 export function parsePodRequest(line: string): { ok: true; request: PodRequest } | { ok: false; message: string } {
@@ -21,12 +20,13 @@ export function parsePodRequest(line: string): { ok: true; request: PodRequest }
   } catch {
     return { ok: false, message: "invalid request: the line is not JSON" };
   }
-  const parsed = envelope.safeParse(value);
+  const parsed = podEnvelope.safeParse(value);
   if (!parsed.success) return { ok: false, message: 'invalid request: expected {"method": string, "params"?: object}' };
   const { method, params } = parsed.data;
+  if (!isPodMethod(method)) return { ok: false, message: `unknown method ${JSON.stringify(method)}; supported: ${POD_METHODS.join(", ")}` };
   switch (method) {
     case "run": {
-      const run = runParams.safeParse(params ?? {});
+      const run = podRequestParams.run.safeParse(params ?? {});
       if (!run.success) return { ok: false, message: "invalid params for run: params.input must be a non-empty string" };
       return { ok: true, request: { method, input: run.data.input } };
     }
@@ -35,7 +35,9 @@ export function parsePodRequest(line: string): { ok: true; request: PodRequest }
     case "get_status":
     case "get_history":
       return { ok: true, request: { method } };
-    default:
-      return { ok: false, message: `unknown method ${JSON.stringify(method)}; supported: ${POD_METHODS.join(", ")}` };
+    default: {
+      const unreachable: never = method;
+      throw new Error(`unhandled pod method ${String(unreachable)}`);
+    }
   }
 }

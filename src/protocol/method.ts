@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { ZodType } from "zod";
 import type { RequestId } from "./messages.js";
 
 /** What a method handler may do besides returning its result. */
@@ -18,13 +19,21 @@ export interface ParamsSchema<Params> {
   safeParse(input: unknown): { success: true; data: Params } | { success: false; error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } };
 }
 
-export interface MethodDefinition<Params = unknown> {
+export interface MethodDefinition<Params = unknown, Result = unknown> {
   /**
    * The schema, or a loader called on the method's first use: zod schemas live in
    * methods/params-schemas.ts, imported only then, so `ping` never loads zod (cold start).
    */
   params: ParamsSchema<Params> | (() => Promise<ParamsSchema<Params>>);
-  handle(params: Params, context: MethodContext): Promise<unknown>;
+  /**
+   * What the method answers (methods/result-schemas.ts). Never loaded to serve a request: the JSON
+   * Schema build (schema/) and the tests load it. Required, so a new method cannot ship without
+   * its answer described; `handle` is type-checked against it.
+   */
+  result: () => Promise<ZodType<Result>>;
+  /** The events the method streams before its answer, as a union discriminated on `event`; absent = none. */
+  events?: () => Promise<ZodType>;
+  handle(params: Params, context: MethodContext): Promise<NoInfer<Result>>;
   /**
    * Cheap methods that steer the server (ping, cancel, shutdown): always read and run, however
    * many requests are in flight, so a host can always stop what it started.
@@ -35,6 +44,6 @@ export interface MethodDefinition<Params = unknown> {
 export type MethodTable = ReadonlyMap<string, MethodDefinition<never>>;
 
 /** Keeps each method's params type tied to its handler while the table stays homogeneous. */
-export function defineMethod<Params>(definition: MethodDefinition<Params>): MethodDefinition<never> {
+export function defineMethod<Params, Result>(definition: MethodDefinition<Params, Result>): MethodDefinition<never> {
   return definition as unknown as MethodDefinition<never>;
 }

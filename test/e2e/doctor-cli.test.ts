@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { WireTap, wireProtocolOf } from "../helpers/wire-recorder.js";
 
 const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -33,7 +34,10 @@ function runCli(args: string[], cwd: string): Promise<CliRun> {
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
+      const stdout = Buffer.concat(out).toString("utf8");
+      const protocol = wireProtocolOf(args);
+      if (protocol !== null && stdout !== "") new WireTap(protocol, `local-ai ${args[0] ?? ""}`).document(stdout);
+      resolve({ code, stdout, stderr: Buffer.concat(err).toString("utf8") });
     });
   });
 }

@@ -180,6 +180,6 @@ describe("openai engine against a real llama-server", () => {
       break;
     }
     assert.ok((await tiny.waitForLog(/cancel task/, 3000, fromLine)) !== null, "llama-server cancelled the task");
-    assert.equal(engine.health().info?.["activeRequests"], 0);
+    assert.equal(engine.health().info?.["active_requests"], 0);
   });
 });

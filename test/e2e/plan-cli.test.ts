@@ -5,9 +5,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { ModelPlanReport } from "../../src/engine/plan/plan-types.js";
+import type { PlanReportJson as ModelPlanReport } from "../../src/engine/plan/plan-report-schema.js";
 import { CLI_PATH, CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { WireTap, wireProtocolOf } from "../helpers/wire-recorder.js";
 
 interface CliRun {
   code: number | null;
@@ -31,6 +32,8 @@ function runCli(args: string[], cwd: string): Promise<CliRun> {
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
+      const protocol = wireProtocolOf(args);
+      if (protocol !== null && stdout !== "") new WireTap(protocol, `local-ai ${args[0] ?? ""}`).document(stdout);
       resolve({ code, stdout, stderr });
     });
   });
@@ -62,9 +65,9 @@ describe("local-ai plan (built CLI)", () => {
     const entry = report.models[0];
     assert.equal(entry?.name, "default");
     assert.equal(entry?.status, "ok");
-    assert.equal(entry?.plan?.ctxSize, 2048);
+    assert.equal(entry?.plan?.ctx_size, 2048);
     assert.equal(entry?.plan?.threads, 2);
-    assert.ok((entry?.plan?.estimates.totalBytes ?? 0) > 0);
+    assert.ok((entry?.plan?.estimates.total_bytes ?? 0) > 0);
     assert.match(entry?.plan?.reason ?? "", /fits in/);
     assert.equal(run.stdout.trim(), JSON.stringify(report, null, 2), "nothing but the report on stdout");
   });
@@ -127,7 +130,7 @@ describe("stdio plan method (built CLI)", () => {
       const report = result.result as ModelPlanReport;
       assert.equal(report.ok, true);
       assert.deepEqual(report.models.map((m) => m.name), ["default"], "plan {} covers the default agent's model only");
-      assert.equal(report.models[0]?.plan?.ctxSize, 2048);
+      assert.equal(report.models[0]?.plan?.ctx_size, 2048);
       const one = await proc.request({ id: 2, method: "plan", params: { model: "default" } }, 60_000);
       assert.equal((one.result as ModelPlanReport).models.length, 1);
       // The seed's codes: an error frame, with the whole report in details.

@@ -139,7 +139,8 @@ describe("serve-stdio v1 (built CLI)", () => {
   });
 
   it("stdin EOF flushes the answers to requests already read, then exits 0", async () => {
-    const proc = await serve();
+    // doctor can outlast the default 5 s grace on a loaded machine; this test is about the flush.
+    const proc = await serve("stdio:\n  shutdown_grace_ms: 120000\n");
     proc.write('{"id":1,"method":"ping"}\n{"id":2,"method":"doctor"}\n');
     proc.endInput();
     const { code } = await proc.exited;

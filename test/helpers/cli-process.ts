@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
+import { WireTap, wireProtocolOf } from "./wire-recorder.js";
 
 export const CLI_PATH = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 
@@ -50,8 +51,12 @@ export class CliProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private partial = "";
   private listeners: Array<() => void> = [];
+  /** Every protocol line goes to the wire recorder, validated against schema/ after the file. */
+  private readonly tap: WireTap | null;
 
   constructor(args: readonly string[], options: CliOptions = {}) {
+    const protocol = wireProtocolOf(args);
+    this.tap = protocol === null ? null : new WireTap(protocol, `local-ai ${args.filter((arg) => !arg.includes("/")).join(" ")}`);
     this.child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd: options.cwd,
       env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn", ...options.env },
@@ -66,12 +71,14 @@ export class CliProcess {
     this.exited = new Promise((resolve) =>
       this.child.on("exit", (code, signal) => {
         live.delete(this.child);
+        if (this.tap !== null && (this.tap.protocol === "cli.doctor" || this.tap.protocol === "cli.plan") && this.stdout !== "") this.tap.document(this.stdout);
         resolve({ code, signal });
       }),
     );
   }
 
   send(message: unknown): void {
+    this.tap?.sent(message);
     this.child.stdin.write(`${typeof message === "string" ? message : JSON.stringify(message)}\n`);
   }
 
@@ -124,6 +131,7 @@ export class CliProcess {
     this.partial = parts.pop() ?? "";
     for (const line of parts) {
       this.rawLines.push(line);
+      if (this.tap !== null && this.tap.protocol !== "cli.doctor" && this.tap.protocol !== "cli.plan") this.tap.received(line);
       try {
         this.messages.push(JSON.parse(line) as WireMessage);
       } catch {

@@ -1,4 +1,5 @@
 import { connect, type Socket } from "node:net";
+import { WireTap } from "./wire-recorder.js";
 
 export interface PodMessage {
   event: string;
@@ -15,6 +16,8 @@ export class PodSocketClient {
   private partial = "";
   private listeners: Array<() => void> = [];
   private isClosed = false;
+  /** Every event line goes to the wire recorder, validated against schema/pod.schema.json after the file. */
+  private readonly tap = new WireTap("pod", "pod socket");
 
   private constructor(readonly socket: Socket) {
     socket.setEncoding("utf8");
@@ -101,7 +104,10 @@ export class PodSocketClient {
   private onData(chunk: string): void {
     const parts = (this.partial + chunk).split("\n");
     this.partial = parts.pop() ?? "";
-    for (const line of parts) this.events.push(JSON.parse(line) as PodMessage);
+    for (const line of parts) {
+      this.tap.received(line);
+      this.events.push(JSON.parse(line) as PodMessage);
+    }
     for (const listener of [...this.listeners]) listener();
   }
 }

@@ -7,7 +7,7 @@ import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 const table = new Map<string, MethodDefinition<never>>([
-  ["echo", defineMethod({ params: z.object({ text: z.string() }), handle: async (params) => ({ text: params.text }) })],
+  ["echo", defineMethod({ params: z.object({ text: z.string() }), result: async () => z.unknown(), handle: async (params) => ({ text: params.text }) })],
 ]);
 
 function context(signal = new AbortController().signal): MethodContext {

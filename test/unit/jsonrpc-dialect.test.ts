@@ -33,7 +33,7 @@ async function exchange(lines: string[], methods: Array<[string, MethodDefinitio
   return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as unknown);
 }
 
-const ping = defineMethod({ params: z.object({}).loose(), handle: async () => ({ status: "ok" }) });
+const ping = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => ({ status: "ok" }) });
 
 describe("JSON-RPC envelope", () => {
   it("tells requests, notifications and invalid entries apart", () => {
@@ -73,7 +73,7 @@ describe("JSON-RPC envelope", () => {
 describe("runStdioServer with the JSON-RPC dialect", () => {
   it("answers a handler's unexpected throw with -32603 naming the exception class, and goes on", async () => {
     const boom = defineMethod({
-      params: z.object({}).loose(),
+      params: z.object({}).loose(), result: async () => z.unknown(),
       handle: async () => {
         throw new TypeError("secret detail");
       },
@@ -89,7 +89,7 @@ describe("runStdioServer with the JSON-RPC dialect", () => {
   it("runs a notification without answering it or sending its events; a batch's events stream before its array", async () => {
     const calls: unknown[] = [];
     const streamer = defineMethod({
-      params: z.object({ n: z.number() }).loose(),
+      params: z.object({ n: z.number() }).loose(), result: async () => z.unknown(),
       handle: async (params, context) => {
         calls.push(params.n);
         context.emit("llm_chunk", { step: 0, delta: `d${params.n}` });

@@ -25,7 +25,8 @@ const LAYER: Readonly<Record<string, number>> = {
   pod: 7,
   acp: 7,
   terminal: 7,
-  client: 7,
+  // The host-side client reads the protocol's types (type-only imports: nothing loads at run time).
+  client: 7.5,
   app: 8,
   cli: 9,
 };

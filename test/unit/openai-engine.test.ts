@@ -78,7 +78,7 @@ describe("OpenAiEngine", () => {
     assert.deepEqual(engine.health(), {
       state: "ready",
       degradationTier: "NORMAL",
-      info: { baseUrl: upstream.baseUrl, model: "remote-model", activeRequests: 0 },
+      info: { base_url: upstream.baseUrl, model: "remote-model", active_requests: 0 },
     });
   });
 
@@ -218,7 +218,7 @@ describe("OpenAiEngine", () => {
     engine = new OpenAiEngine("chat", config(upstream.baseUrl), { logger: captureLogger().logger });
     const iterator = engine.generate({ messages: [], temperature: 0, maxTokens: 8 })[Symbol.asyncIterator]();
     assert.deepEqual(await iterator.next(), { done: false, value: { type: "text", delta: "first" } });
-    assert.equal(engine.health().info?.["activeRequests"], 1);
+    assert.equal(engine.health().info?.["active_requests"], 1);
     const pending = iterator.next();
     await engine.close();
     await assert.rejects(pending, isCode("cancelled"));

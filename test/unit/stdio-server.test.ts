@@ -42,12 +42,12 @@ function start(build: (control: StdioControl) => Array<[string, MethodDefinition
   return { input, lines, waitFor, done, records };
 }
 
-const ping = defineMethod({ params: z.object({}).loose(), handle: async () => ({ status: "ok" }) });
+const ping = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => ({ status: "ok" }) });
 
 describe("runStdioServer", () => {
   it("turns an unexpected throw into internal_error with a safe message, logs the stack, and goes on", async () => {
     const boom = defineMethod({
-      params: z.object({}).loose(),
+      params: z.object({}).loose(), result: async () => z.unknown(),
       handle: async () => {
         throw new Error("secret internal detail /etc/passwd");
       },
@@ -69,7 +69,7 @@ describe("runStdioServer", () => {
 
   it("handles requests concurrently: a slow method does not block ping", async () => {
     let release: () => void = () => undefined;
-    const slow = defineMethod({ params: z.object({}).loose(), handle: () => new Promise((resolve) => (release = () => resolve({ slow: true }))) });
+    const slow = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: () => new Promise((resolve) => (release = () => resolve({ slow: true }))) });
     const h = start(() => [["slow", slow], ["ping", ping]]);
     h.input.write('{"id":"s","method":"slow"}\n{"id":"p","method":"ping"}\n');
     await h.waitFor(1);
@@ -83,7 +83,7 @@ describe("runStdioServer", () => {
 
   it("streams events before the result, with the request id", async () => {
     const streamer = defineMethod({
-      params: z.object({}).loose(),
+      params: z.object({}).loose(), result: async () => z.unknown(),
       handle: async (_params, context) => {
         context.emit("llm_chunk", { step: 0, delta: "Hel" });
         context.emit("llm_chunk", { step: 0, delta: "lo" });
@@ -103,7 +103,7 @@ describe("runStdioServer", () => {
 
   it("rejects a second request with an id that is still in flight", async () => {
     let release: () => void = () => undefined;
-    const slow = defineMethod({ params: z.object({}).loose(), handle: () => new Promise((resolve) => (release = () => resolve("done"))) });
+    const slow = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: () => new Promise((resolve) => (release = () => resolve("done"))) });
     const h = start(() => [["slow", slow]]);
     h.input.write('{"id":"dup","method":"slow"}\n{"id":"dup","method":"slow"}\n');
     await h.waitFor(1);
@@ -117,6 +117,7 @@ describe("runStdioServer", () => {
   it("at the in-flight limit stdin is still read: ping, cancel and shutdown are answered, other calls get busy", async () => {
     const stuck = defineMethod({
       params: z.object({}).loose(),
+      result: async () => z.unknown(),
       handle: (_params, context) => new Promise((_resolve, reject) => context.signal.addEventListener("abort", () => reject(new Error("aborted")))),
     });
     // Named chat: `cancel` reaches chats only.
@@ -149,10 +150,10 @@ describe("runStdioServer", () => {
 
   it("at shutdown waits for in-flight work, then cancels what outlives the grace period", async () => {
     const stuck = defineMethod({
-      params: z.object({}).loose(),
+      params: z.object({}).loose(), result: async () => z.unknown(),
       handle: (_params, context) => new Promise((_resolve, reject) => context.signal.addEventListener("abort", () => reject(new Error("aborted")))),
     });
-    const quick = defineMethod({ params: z.object({}).loose(), handle: async () => { await delay(50); return "quick"; } });
+    const quick = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => { await delay(50); return "quick"; } });
     const h = start(() => [["stuck", stuck], ["quick", quick]], { shutdownGraceMs: 300 });
     h.input.end('{"id":"a","method":"stuck"}\n{"id":"b","method":"quick"}\n');
     const result = await h.done;
@@ -175,7 +176,7 @@ describe("runStdioServer", () => {
   });
 
   it("answers a result that cannot be serialised with internal_error", async () => {
-    const bad = defineMethod({ params: z.object({}).loose(), handle: async () => ({ n: 10n }) });
+    const bad = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => ({ n: 10n }) });
     const h = start(() => [["bad", bad]]);
     h.input.end('{"id":"b","method":"bad"}\n');
     await h.done;

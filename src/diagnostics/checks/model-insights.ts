@@ -2,6 +2,7 @@ import type { Config } from "../../config/schema.js";
 import { readGgufHeader } from "../../engine/gguf/read-gguf-header.js";
 import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
 import { formatParams } from "../../engine/plan/plan-alternatives.js";
+import { modelFactsJson, planEstimatesJson } from "../../engine/plan/plan-json.js";
 import { planModels } from "../../engine/plan/plan-models.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry } from "../../engine/plan/plan-types.js";
 import type { CheckResult } from "../doctor-report.js";
@@ -45,11 +46,11 @@ function toCheck(entry: ModelPlanEntry): CheckResult {
   const title = `Plan of model ${entry.name}`;
   const key = `llama.models.${entry.name}`;
   const facts = entry.model === undefined ? "" : `${describeFacts(entry.model)}; `;
-  const data: Record<string, unknown> = { engine: entry.engine, ...(entry.model ? { model: entry.model } : {}) };
+  const data: Record<string, unknown> = { engine: entry.engine, ...(entry.model ? { model: modelFactsJson(entry.model) } : {}) };
   if (entry.status === "ok" && entry.plan !== undefined) {
     const { plan } = entry;
     const notes = plan.notes.length > 0 ? ` (${plan.notes.join("; ")})` : "";
-    return ok(id, title, `${facts}${plan.reason}${notes}`, { ...data, gpu_layers: plan.gpuLayers, total_layers: plan.totalLayers, ctx_size: plan.ctxSize, threads: plan.threads, estimates: plan.estimates });
+    return ok(id, title, `${facts}${plan.reason}${notes}`, { ...data, gpu_layers: plan.gpuLayers, total_layers: plan.totalLayers, ctx_size: plan.ctxSize, threads: plan.threads, estimates: planEstimatesJson(plan.estimates) });
   }
   const error = entry.error ?? { code: "internal_error" as const, message: "no plan and no error" };
   const withCode = { ...data, code: error.code, ...(error.details ? { details: error.details } : {}) };

@@ -107,7 +107,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
       // The SDK hides [DONE]; a finish_reason is what every compatible server sends before it, so its
       // absence means the stream was cut (server crash, proxy timeout, error line we cannot parse).
       throw new RuntimeError("engine_error", `The stream from ${context.baseUrl} ended before the model finished (no finish_reason)`, {
-        details: { baseUrl: context.baseUrl },
+        details: { base_url: context.baseUrl },
       });
     }
 

@@ -68,7 +68,7 @@ export async function* streamOpenAiCompletion(options: OpenAiCompletionOptions):
     }
     if (isAborted()) throw upstream.cancelled();
     if (finish === null) {
-      throw new RuntimeError("engine_error", `The completion stream from ${context.baseUrl} ended before the model finished (no finish_reason)`, { details: { baseUrl: context.baseUrl } });
+      throw new RuntimeError("engine_error", `The completion stream from ${context.baseUrl} ended before the model finished (no finish_reason)`, { details: { base_url: context.baseUrl } });
     }
     if (usage !== null) yield { type: "usage", ...usage };
     yield { type: "end", finishReason: mapFinish(finish) };

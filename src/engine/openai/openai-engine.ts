@@ -213,7 +213,7 @@ export class OpenAiEngine implements Engine {
       state: this.state,
       degradationTier: "NORMAL",
       ...(this.detail !== undefined ? { detail: this.detail } : {}),
-      info: { baseUrl: this.baseUrl, model: this.model, activeRequests: this.active.size },
+      info: { base_url: this.baseUrl, model: this.model, active_requests: this.active.size },
     };
   }
 

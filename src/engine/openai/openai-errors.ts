@@ -53,21 +53,21 @@ export function toEngineError(err: unknown, context: UpstreamContext, aborted: b
   if (err instanceof APIConnectionError) {
     return new RuntimeError("engine_unavailable", `Cannot reach the OpenAI-compatible server at ${where}: ${describeCause(err)}`, {
       cause: err,
-      details: { baseUrl: where },
+      details: { base_url: where },
     });
   }
   if (err instanceof AuthenticationError || err instanceof PermissionDeniedError) {
     return new RuntimeError(
       "engine_auth",
       `The server at ${where} rejected the API key (HTTP ${err.status}): ${upstreamMessage(err)}`,
-      { cause: err, details: { baseUrl: where, status: err.status } },
+      { cause: err, details: { base_url: where, status: err.status } },
     );
   }
   if (err instanceof NotFoundError) {
     return new RuntimeError(
       "model_missing",
       `Model "${context.model}" not found at ${where} (HTTP 404: ${upstreamMessage(err)}); check the model name and that base_url ends in /v1`,
-      { cause: err, details: { baseUrl: where, model: context.model, status: 404 } },
+      { cause: err, details: { base_url: where, model: context.model, status: 404 } },
     );
   }
   if (err instanceof APIError) {
@@ -76,12 +76,12 @@ export function toEngineError(err: unknown, context: UpstreamContext, aborted: b
     const status = apiError.status === undefined ? "error event in stream" : `HTTP ${apiError.status}`;
     return new RuntimeError("engine_error", `The server at ${where} failed (${status}): ${upstreamMessage(apiError)}`, {
       cause: err,
-      details: { baseUrl: where, ...(apiError.status !== undefined ? { status: apiError.status } : {}) },
+      details: { base_url: where, ...(apiError.status !== undefined ? { status: apiError.status } : {}) },
     });
   }
   // Body read failures ("terminated" when the socket dies), unparsable SSE JSON, ...
   return new RuntimeError("engine_error", `The stream from ${where} broke: ${describeCause(err)}`, {
     cause: err,
-    details: { baseUrl: where },
+    details: { base_url: where },
   });
 }

@@ -13,6 +13,7 @@ export function cancelRequestMethod(control: StdioControl): MethodDefinition<nev
   return defineMethod({
     control: true,
     params: () => import("../methods/params-schemas.js").then((schemas) => schemas.cancelRequestParams),
+    result: () => import("../methods/result-schemas.js").then((schemas) => schemas.nullResult),
     handle: async (input, context) => {
       const target = control.inFlight.get(input.id);
       if (target === undefined) {

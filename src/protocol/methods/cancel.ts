@@ -11,6 +11,7 @@ export function cancelMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
     control: true,
     params: () => import("./params-schemas.js").then((schemas) => schemas.cancelParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
     handle: async (input, context) => {
       const chats = control.inFlight.list("chat");
       let target;
@@ -26,7 +27,7 @@ export function cancelMethod(control: StdioControl): MethodDefinition<never> {
       }
       context.log.info({ target: target?.id }, "cancelling chat");
       target?.controller.abort("cancelled by the host");
-      return { status: "ok" };
+      return { status: "ok" as const };
     },
   });
 }

@@ -10,6 +10,8 @@ import { toEventFields } from "../../wire/agent-event-fields.js";
 export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>, coalesceMs = 0): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.chatParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.chatResult),
+    events: () => import("./result-schemas.js").then((schemas) => schemas.chatEvents),
     handle: async (params, context) => {
       const turns = await runner();
       return withCoalescedEmit(

@@ -19,6 +19,7 @@ export interface InitializeDeps {
 export function initializeMethod(deps: InitializeDeps): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.initializeParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.initializeResult),
     handle: async (input, context) => {
       const offered = input.protocol_versions ?? [1];
       const numeric = offered.map((version) => (typeof version === "string" ? Number(version) : version));
@@ -38,7 +39,7 @@ export function initializeMethod(deps: InitializeDeps): MethodDefinition<never> 
         capabilities: {
           parallel_chat: methods.includes("chat"),
           targeted_cancel: methods.includes("cancel"),
-          methods,
+          methods: [...methods],
           max_line_bytes: deps.maxLineBytes,
           wire: deps.wire,
           ...(deps.wire === "jsonrpc" ? { event_notification: EVENT_NOTIFICATION, cancel_notification: CANCEL_NOTIFICATION } : {}),

@@ -4,5 +4,6 @@ import { defineMethod } from "../method.js";
 export const pingMethod = defineMethod({
   params: noParams,
   control: true,
-  handle: async () => ({ status: "ok" }),
+  result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
+  handle: async () => ({ status: "ok" as const }),
 });

@@ -1,3 +1,4 @@
+import { planReportJson } from "../../engine/plan/plan-json.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
@@ -18,6 +19,7 @@ export interface PlanSelection {
 export function planMethod(runPlan: (selection: PlanSelection, signal: AbortSignal) => Promise<ModelPlanReport>): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.planParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.planResult),
     handle: async (input, context) => {
       const selection: PlanSelection = input.all === true ? { all: true } : input.model !== undefined ? { model: input.model } : {};
       const report = await runPlan(selection, context.signal);
@@ -25,9 +27,9 @@ export function planMethod(runPlan: (selection: PlanSelection, signal: AbortSign
       if (failing?.error !== undefined) {
         const others = report.models.filter((entry) => entry.status === "error").length - 1;
         const more = others > 0 ? ` (and ${others} more model${others === 1 ? "" : "s"}; see details.models)` : "";
-        throw new RuntimeError(failing.error.code, `Model "${failing.name}" cannot be planned: ${failing.error.message}${more}`, { details: { ...report } });
+        throw new RuntimeError(failing.error.code, `Model "${failing.name}" cannot be planned: ${failing.error.message}${more}`, { details: { ...planReportJson(report) } });
       }
-      return report;
+      return planReportJson(report);
     },
   });
 }

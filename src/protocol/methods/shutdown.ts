@@ -7,9 +7,10 @@ export function shutdownMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
     control: true,
     params: noParams,
+    result: () => import("./result-schemas.js").then((schemas) => schemas.statusResult),
     handle: async () => {
       control.requestShutdown("shutdown requested");
-      return { status: "ok" };
+      return { status: "ok" as const };
     },
   });
 }

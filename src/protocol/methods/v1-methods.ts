@@ -1,3 +1,4 @@
+import type { DoctorReport } from "../../diagnostics/doctor-report.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
@@ -18,7 +19,7 @@ export interface V1Services {
   maxLineBytes: number;
   /** stdio.coalesce_ms: the merge window for a chat's text deltas (0 = off). */
   coalesceMs?: number;
-  runDoctor(signal: AbortSignal): Promise<unknown>;
+  runDoctor(signal: AbortSignal): Promise<DoctorReport>;
   runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
   /** Throws (or rejects with) config_missing / config_invalid when there is no valid config; may build the runtime first. */
   sessionRunner(): SessionRunner | Promise<SessionRunner>;

@@ -9,10 +9,11 @@ import { defineMethod, type MethodDefinition } from "../method.js";
 export function warmUpMethod(runner: () => SessionRunner | Promise<SessionRunner>): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.warmUpParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.warmUpResult),
     handle: async (input, context) => {
       const started = Date.now();
       await (await runner()).warmUp(input.agent, context.signal);
-      return { status: "ok", ms: Date.now() - started };
+      return { status: "ok" as const, ms: Date.now() - started };
     },
   });
 }

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { doctorReportSchema } from "../../diagnostics/doctor-report-schema.js";
+import { planReportJsonSchema } from "../../engine/plan/plan-report-schema.js";
+import { agentEventSchema } from "../../wire/agent-event-schema.js";
+
+/**
+ * What each stdio method answers and streams, as zod schemas. Each method names its own in the
+ * method table (`MethodDefinition.result` / `.events`), the handler's return type is checked
+ * against it, and the JSON Schema in schema/ is generated from them (scripts/write-json-schema.ts).
+ * Like params-schemas.ts, imported only when a schema is wanted, never on a request path.
+ */
+
+const ok = z.literal("ok");
+
+export const initializeResult = z.strictObject({
+  protocol_version: z.number().int(),
+  capabilities: z.strictObject({
+    parallel_chat: z.boolean(),
+    targeted_cancel: z.boolean(),
+    /** Exactly the methods this build answers. */
+    methods: z.array(z.string()),
+    max_line_bytes: z.number().int().positive(),
+    wire: z.enum(["v1", "jsonrpc"]),
+    /** JSON-RPC only: the notification names for events and cancellation. */
+    event_notification: z.string().optional(),
+    cancel_notification: z.string().optional(),
+  }),
+  server: z.strictObject({ name: z.string(), version: z.string() }),
+});
+
+export const statusResult = z.strictObject({ status: ok });
+
+export const doctorResult = doctorReportSchema;
+
+export const planResult = planReportJsonSchema;
+
+export const chatResult = z.strictObject({
+  response: z.string(),
+  session_id: z.string(),
+  trace_id: z.string(),
+  warnings: z.array(z.string()),
+  /** Present when the turn paused on a tool that needs approval (resume with `resume: true`). */
+  pending_approval: z.strictObject({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
+});
+
+export const chatEvents = agentEventSchema;
+
+export const warmUpResult = z.strictObject({ status: ok, ms: z.number().nonnegative() });
+
+/** JSON-RPC `$/cancelRequest`: a notification, answered (null) only when sent with an id. */
+export const nullResult = z.null();
+
+/** `pull {ref, force?}`: the file the model was written to, and its size. */
+export const pullResult = z.strictObject({ path: z.string(), bytes: z.number().int().nonnegative() });
+
+/** `pull`'s progress events (best-effort, like every event). */
+export const pullEvents = z.discriminatedUnion("event", [
+  z.strictObject({ event: z.literal("pull_progress"), downloaded_bytes: z.number().int().nonnegative(), total_bytes: z.number().int().nonnegative().nullable() }),
+]);
+
+/** `unload {model?}`: the models whose engines were closed. */
+export const unloadResult = z.strictObject({ unloaded: z.array(z.string()) });
