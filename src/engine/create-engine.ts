@@ -1,6 +1,9 @@
+import { createHash } from "node:crypto";
+import path from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import { isSafeId } from "../shared/safe-id.js";
 import { autoThreads } from "./auto-threads.js";
 import { physicalCores } from "./cpu-cores.js";
 import { EmbeddedEngine } from "./embedded/embedded-engine.js";
@@ -28,6 +31,7 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
         llama: deps.llama,
         logger,
         parallel: model.parallel,
+        kvCache: { dir: kvCacheDir(deps.config.app.data_dir, name), diskBytes: model.kv_cache_disk_bytes },
         ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
       });
     case "llama-server":
@@ -46,6 +50,12 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
       throw new RuntimeError("config_invalid", `Unknown engine ${String(unreachable)}`);
     }
   }
+}
+
+/** `<data_dir>/kv-cache/<model name>`; a name that is not a safe folder name is hashed. */
+export function kvCacheDir(dataDir: string, modelName: string): string {
+  const folder = isSafeId(modelName) ? modelName : `model-${createHash("sha256").update(modelName).digest("hex").slice(0, 16)}`;
+  return path.join(dataDir, "kv-cache", folder);
 }
 
 /** One engine per configured model, created on first use and closed together. */
