@@ -45,7 +45,8 @@ export interface TurnOptions {
 
 export interface SessionRunnerDeps {
   config: Config;
-  engineFor: (modelName: string) => Engine;
+  /** The model's engine, created (and its implementation imported) on first use. */
+  engineFor: (modelName: string) => Promise<Engine>;
   tools: ToolProvider;
   store: SessionStore;
   memory: MemoryIndex;
@@ -83,14 +84,14 @@ export class SessionRunner {
   async warmUp(agentName?: string, signal?: AbortSignal): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
-    await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
+    await Promise.all([this.deps.engineFor(agent.model).then((engine) => engine.warmUp(signal ? { signal } : {})), this.deps.tools.start(signal)]);
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
   async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
-    const engine = this.deps.engineFor(agent.model);
+    const engine = await this.deps.engineFor(agent.model);
     return runStatelessTurn(
       {
         config: this.deps.config,
@@ -182,7 +183,7 @@ export class SessionRunner {
     const agent = this.resolveAgent(agentName)[1];
     const model = config.llama.models[agent.model];
     if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
-    const engine = this.deps.engineFor(agent.model);
+    const engine = await this.deps.engineFor(agent.model);
     if (request.resume !== true) assertEngineAccepts(engine, turn.messages);
     const sampling = resolveSampling(agent, request.overrides);
     warnings.push(...samplingWarnings(engine, request.overrides));
