@@ -12,8 +12,10 @@ import { ratio, reportRatios } from "./bench-results.js";
  *
  * 1. `serve-stdio`: spawn -> the first `ping` result on stdout, vs `node -e` that reads one line
  *    and writes one line.
- * 2. `--version`: spawn -> exit, vs `node -e 'process.stdout.write("x\n")'`.
- * 3. `doctor --json` (a small valid config, no model file): spawn -> exit, vs the same bare node
+ * 2. `serve-stdio`: spawn -> the first `plan` answer (the first method that builds the runtime;
+ *    the model file is missing, so the plan fails at once), vs the same bare node.
+ * 3. `--version`: spawn -> exit, vs `node -e 'process.stdout.write("x\n")'`.
+ * 4. `doctor --json` (a small valid config, no model file): spawn -> exit, vs the same bare node
  *    (doctor does real checks, so its absolute time is printed too).
  *
  * Env: BENCH_ROUNDS (15), LOCAL_AI_CLI (the CLI to measure; default this build's, so the same
@@ -75,6 +77,7 @@ function timeRun(run: Run): Promise<number> {
 }
 
 const PING = `${JSON.stringify({ id: 1, method: "ping" })}\n`;
+const PLAN = `${JSON.stringify({ id: 1, method: "plan" })}\n`;
 const BARE_ECHO = 'process.stdin.once("data", () => process.stdout.write("{}\\n"))';
 const BARE_WRITE = 'process.stdout.write("x\\n")';
 
@@ -87,6 +90,13 @@ const cases: Array<{ name: string; subject: Run; baseline: Run }> = [
     name: "serve-stdio: spawn -> first ping result",
     subject: { args: [cli, "serve-stdio", "--config", config], input: PING, until: "first-line" },
     baseline: { args: ["-e", BARE_ECHO], input: PING, until: "first-line" },
+  },
+  {
+    // The first method that needs the runtime builds the composition root (engine registry, MCP
+    // client, store): what that imports is what this case shows (the plan itself fails at once).
+    name: "serve-stdio: spawn -> first plan answer (runtime built, model file missing)",
+    subject: { args: [cli, "serve-stdio", "--config", config], input: PLAN, until: "first-line", cwd: dir },
+    baseline: { args: ["-e", BARE_ECHO], input: PLAN, until: "first-line" },
   },
   { name: "--version", subject: { args: [cli, "--version"], until: "exit" }, baseline: { args: ["-e", BARE_WRITE], until: "exit" } },
   {
