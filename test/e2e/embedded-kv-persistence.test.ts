@@ -3,7 +3,7 @@
 // context): the restored turn evaluates only what is new and answers exactly as a cold one, and a
 // corrupt, truncated, foreign or over-budget state is ignored, never trusted.
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, truncate, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -89,6 +89,7 @@ describe("KV state across engines (embedded, saved under data_dir)", () => {
     assert.equal(files.length, 2, files.join(", "));
     assert.match(files[0]!, /^[0-9a-f]{40}\.json$/);
     assert.match(files[1]!, /^[0-9a-f]{40}\.state$/);
+    for (const file of files) assert.equal((await stat(path.join(dir, file))).mode & 0o777, 0o600, `${file}: it encodes the conversation`);
     return { dir, meta: path.join(dir, files[0]!), state: path.join(dir, files[1]!) };
   }
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
@@ -72,12 +72,14 @@ export class KvStateFiles {
   async save(key: string, sequence: LlamaContextSequence, identity: ModelIdentity): Promise<boolean> {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const { state, meta } = this.pathsFor(key);
     const suffix = `.tmp-${randomBytes(4).toString("hex")}`;
     const started = Date.now();
     try {
       await sequence.saveStateToFile(state + suffix);
+      // The state encodes the conversation: as private as the session files.
+      await chmod(state + suffix, 0o600);
       const saved = await digest(state + suffix);
       if (saved.bytes > this.budgetBytes) {
         this.logger.debug({ key, bytes: saved.bytes, budget: this.budgetBytes }, "kv state larger than kv_cache_disk_bytes: not kept");
@@ -93,7 +95,7 @@ export class KvStateFiles {
         state_sha256: saved.sha256,
         saved_at: new Date().toISOString(),
       };
-      await writeFile(meta + suffix, JSON.stringify(record));
+      await writeFile(meta + suffix, JSON.stringify(record), { mode: 0o600 });
       // State first, then meta: a reader in between sees the old meta, whose hash the new state fails.
       await rename(state + suffix, state);
       await rename(meta + suffix, meta);
