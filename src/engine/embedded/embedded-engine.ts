@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
@@ -10,8 +10,7 @@ import type { CompletionChunk, CompletionRequest } from "../completion-types.js"
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
-import { KvKeeper } from "./kv-keeper.js";
-import { KvStateFiles, modelIdentity } from "./kv-state-files.js";
+import { createKvKeeper, type KvKeeper } from "./kv-keeper.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
@@ -174,22 +173,12 @@ export class EmbeddedEngine implements Engine {
     });
     const chatWrapper = module.resolveChatWrapper(model);
     const pool = new SequencePool(context, this.deps.parallel);
-    const keeper = await this.keeperFor(path, llama, pool);
+    const keeper = await createKvKeeper(this.deps.kvCache, path, llama, pool.sequences, this.deps.logger);
     this.deps.logger.info(
       { path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
       "embedded model loaded",
     );
     return { model, context, pool, chatWrapper, keeper };
-  }
-
-  private async keeperFor(path: string, llama: Llama, pool: SequencePool): Promise<KvKeeper | null> {
-    const settings = this.deps.kvCache;
-    if (settings === undefined || settings.diskBytes === 0) return null;
-    // Models whose state cannot be cut back to a prefix (recurrent, sliding-window) rely on
-    // in-memory checkpoints that node-llama-cpp does not save to disk: not persisted.
-    if (pool.sequences.some((sequence) => sequence.needsCheckpoints)) return null;
-    const logger = this.deps.logger.child({ component: "kv-cache" });
-    return new KvKeeper(new KvStateFiles(settings.dir, settings.diskBytes, logger), await modelIdentity(path, llama), logger);
   }
 
   /**

@@ -1,7 +1,25 @@
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { CONTINUATION, sameTokens, sharedPrefix } from "./sequence-pool.js";
-import type { KvStateFiles, ModelIdentity } from "./kv-state-files.js";
+import { KvStateFiles, modelIdentity, type ModelIdentity } from "./kv-state-files.js";
+
+/**
+ * The keeper for a loaded model, or null: kv_cache_disk_bytes 0, or a model whose state cannot be
+ * cut back to a prefix (recurrent, sliding-window), which relies on in-memory checkpoints that
+ * node-llama-cpp does not save to disk.
+ */
+export async function createKvKeeper(
+  settings: { dir: string; diskBytes: number } | undefined,
+  modelPath: string,
+  llama: Llama,
+  sequences: readonly LlamaContextSequence[],
+  parentLogger: Logger,
+): Promise<KvKeeper | null> {
+  if (settings === undefined || settings.diskBytes === 0) return null;
+  if (sequences.some((sequence) => sequence.needsCheckpoints)) return null;
+  const logger = parentLogger.child({ component: "kv-cache" });
+  return new KvKeeper(new KvStateFiles(settings.dir, settings.diskBytes, logger), await modelIdentity(modelPath, llama), logger);
+}
 
 /** What a sequence holds for whom, and whether that is already on disk. */
 interface Holding {
