@@ -8,6 +8,7 @@ import { physicalCores } from "../src/engine/cpu-cores.js";
 import { benchParamCount, ensureFixture, Mulberry32, resolveBenchShape, type BenchShapeName } from "../test/fixtures/gguf/index.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../test/helpers/llama-server-binary.js";
 import type { FromWorker, ToWorker, WorkerArgs } from "./engine-embedded-worker.js";
+import { ratio, reportRatios, type BenchRatio } from "./bench-results.js";
 
 /**
  * bench:engine — the embedded engine (node-llama-cpp, in a child process of its own) against a
@@ -278,6 +279,7 @@ for (let round = 0; round < rounds; round++) {
 
 out();
 const summary: Record<string, unknown> = {};
+const ratios: BenchRatio[] = [];
 for (const threads of threadsList) {
   const pick = (engine: Sample["engine"], key: "load_ms" | "prompt_tps" | "gen_tps" | "peak_rss_mb"): number =>
     median(samples.filter((s) => s.engine === engine && s.threads === threads).map((s) => s[key]));
@@ -314,6 +316,8 @@ for (const threads of threadsList) {
   const met = gen.ratio >= 0.95;
   out(`  target (embedded generation within 5% of llama-server): ${met ? "MET" : "NOT MET"} (${((gen.ratio - 1) * 100).toFixed(1)}%)`);
   out();
+  ratios.push(ratio(`threads ${threads}: generation tokens/s, embedded / llama-server`, gen.ratio, { atLeast: 0.95 }), ratio(`threads ${threads}: prompt tokens/s, embedded / llama-server`, promptRow.ratio));
   summary[`threads_${threads}`] = { gen_tps: gen, prompt_tps: promptRow, load_ms: load, peak_rss_mb: rss, per_round_gen_ratio: perRound, ms_per_token: perToken };
 }
 out(JSON.stringify({ shape: shapeName, rounds, reps, n_predict: nPredict, prompt: prompt.length, ctx: contextSize, summary }));
+reportRatios("engine", ratios);

@@ -8,6 +8,7 @@ import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 import { DEMO_SENTENCE, ensureFixture } from "../test/fixtures/gguf/index.js";
 import { parseSse, startHttpServer, type ChunkLike } from "../test/helpers/http-server.js";
+import { ratio, reportRatios } from "./bench-results.js";
 
 /**
  * bench:http — `local-ai serve-http` (the built CLI as a child process, embedded engine) against
@@ -335,4 +336,9 @@ out(`  demo completions/s (non-stream)    ${median(httpCps).toFixed(1).padStart(
 out(`  answers other than the demo sentence: ${wrong}`);
 out();
 out(`target: SSE tokens/s overhead < 5%: ${1 - streamRatio < 0.05 ? "MET" : "NOT MET"} (stream ${((1 - streamRatio) * 100).toFixed(1)}%, end-to-end ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
+reportRatios("http", [
+  ratio("stream tokens/s, serve-http SSE / engine direct", streamRatio, { atLeast: 0.95 }),
+  ratio("end-to-end tokens/s, serve-http SSE / engine direct", e2eRatio),
+  ratio("demo completions/s, serve-http / engine direct", cpsRatio),
+]);
 out(JSON.stringify({ rounds, maxTokens, concurrency, seconds, stream_ratio: streamRatio, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, health_rps: healthRps, http_cps: httpCps, direct_cps: directCps, completions_ratio: cpsRatio, wrong, http: httpTurns, direct: directTurns }));

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { ratio, reportRatios, type BenchRatio } from "./bench-results.js";
 import { findLlamaServerBinary } from "../test/helpers/llama-server-binary.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
 
@@ -18,13 +19,20 @@ import { ensureFixture } from "../test/fixtures/gguf/index.js";
  * Each session has its own user, so memory notes from the other sessions do not add to the new
  * tokens of a turn (they would, by up to the memory budget, and change the ratio for that reason).
  *
- * Env: BENCH_KV_MODEL=small|tiny (small: the 84M bench model), BENCH_KV_TURNS (8), BENCH_KV_WORDS (220).
+ * "Restored after restart": a session's next turn in a fresh process, its KV state restored from
+ * <data_dir>/kv-cache, against the same turn evaluated cold (kv_cache_disk_bytes 0).
+ *
+ * Env: BENCH_KV_MODEL=small|tiny (small: the 84M bench model), BENCH_KV_TURNS (8), BENCH_KV_WORDS (220),
+ * BENCH_KV_RESTART_ROUNDS (3), BENCH_KV_SCENARIOS ("turns,restart").
  */
 
 const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const turns = Number(process.env.BENCH_KV_TURNS ?? "8");
 const words = Number(process.env.BENCH_KV_WORDS ?? "220");
 const modelKind = process.env.BENCH_KV_MODEL ?? "small";
+const restartRounds = Number(process.env.BENCH_KV_RESTART_ROUNDS ?? "3");
+/** Which parts run: "turns" (sessions taking turns, both engines), "restart" (restored after restart). */
+const scenarios = new Set((process.env.BENCH_KV_SCENARIOS ?? "turns,restart").split(","));
 const out = (line = ""): void => void process.stdout.write(`${line}\n`);
 
 const VOCABULARY = "river stone garden window lantern meadow copper violin harbor orchard thunder pepper canvas silver bridge mirror candle forest pocket ladder".split(" ");
@@ -62,15 +70,13 @@ interface TurnFigure {
 
 type Line = Record<string, unknown>;
 
-/** One serve-stdio; chats one at a time, recording the first chunk's arrival and the usage event. */
-async function runScenario(engine: "embedded" | "llama-server", sessions: number, modelPath: string, binary: string | null): Promise<TurnFigure[]> {
-  const dir = await mkdtemp(path.join(tmpdir(), "bench-kv-"));
-  const port = await freePort();
-  // llama-server splits its context among its slots; node-llama-cpp gives each sequence the whole size.
-  const ctx = engine === "llama-server" ? 4096 * sessions : 4096;
-  const model = [`      path: ${JSON.stringify(modelPath)}`, "      threads: 1", `      ctx_size: ${ctx}`, `      parallel: ${sessions}`, ...(engine === "llama-server" ? ["      engine: llama-server", `      port: ${port}`] : [])];
-  const config = ["app:", "  data_dir: ./data", "llama:", ...(binary === null ? [] : [`  binary: ${JSON.stringify(binary)}`]), "  models:", "    default:", ...model, "agents:", "  assistant:", "    temperature: 0", "    max_tokens: 24", ""].join("\n");
-  await writeFile(path.join(dir, "config.yaml"), config);
+interface Cli {
+  request(message: Line): Promise<{ lines: Array<{ line: Line; at: number }>; sentAt: number }>;
+  stop(): Promise<void>;
+}
+
+/** The built CLI's serve-stdio in `dir` (config.yaml there), warmed up (model loaded) before it is returned. */
+async function startCli(dir: string): Promise<Cli> {
   const child = spawn(process.execPath, [CLI, "serve-stdio", "--config", "config.yaml"], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "inherit"] });
   child.stdout.setEncoding("utf8");
   let partial = "";
@@ -81,7 +87,8 @@ async function runScenario(engine: "embedded" | "llama-server", sessions: number
     partial = parts.pop() ?? "";
     for (const text of parts) for (const listener of [...listeners]) listener(JSON.parse(text) as Line, at);
   });
-  const request = (message: Line): Promise<{ lines: Array<{ line: Line; at: number }>; sentAt: number }> =>
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const request: Cli["request"] = (message) =>
     new Promise((resolve) => {
       const lines: Array<{ line: Line; at: number }> = [];
       const listener = (line: Line, at: number): void => {
@@ -97,23 +104,94 @@ async function runScenario(engine: "embedded" | "llama-server", sessions: number
       child.stdin.write(`${JSON.stringify(message)}\n`);
     });
   await request({ id: "warm", method: "warm_up", params: {} });
+  return {
+    request,
+    stop: async () => {
+      child.stdin.write(`${JSON.stringify({ id: "bye", method: "shutdown" })}\n`);
+      await exited;
+    },
+  };
+}
+
+let nextId = 0;
+
+/** One chat turn: time to first `llm_chunk` and the usage event's figures. */
+async function chat(cli: Cli, session: number, turn: number): Promise<TurnFigure> {
+  const { lines, sentAt } = await cli.request({ id: ++nextId, method: "chat", params: { session_id: `s${session}`, user_id: `u${session}`, input: filler(session * 100 + turn, words) } });
+  const end = lines.at(-1)?.line;
+  if (end?.type !== "result") throw new Error(`turn failed: ${JSON.stringify(end)}`);
+  const first = lines.find(({ line }) => line.event === "llm_chunk");
+  const usage = lines.find(({ line }) => line.event === "usage")?.line ?? {};
+  return { session, turn, ttftMs: (first?.at ?? Number.NaN) - sentAt, input: Number(usage.input_tokens), output: Number(usage.output_tokens), cached: Number(usage.cached_input_tokens ?? 0) };
+}
+
+function configYaml(engine: "embedded" | "llama-server", sessions: number, modelPath: string, binary: string | null, port: number, kvDiskBytes?: number): string {
+  // llama-server splits its context among its slots; node-llama-cpp gives each sequence the whole size.
+  const ctx = engine === "llama-server" ? 4096 * sessions : 4096;
+  const model = [
+    `      path: ${JSON.stringify(modelPath)}`,
+    "      threads: 1",
+    `      ctx_size: ${ctx}`,
+    `      parallel: ${sessions}`,
+    ...(kvDiskBytes === undefined ? [] : [`      kv_cache_disk_bytes: ${kvDiskBytes}`]),
+    ...(engine === "llama-server" ? ["      engine: llama-server", `      port: ${port}`] : []),
+  ];
+  return ["app:", "  data_dir: ./data", "llama:", ...(binary === null ? [] : [`  binary: ${JSON.stringify(binary)}`]), "  models:", "    default:", ...model, "agents:", "  assistant:", "    temperature: 0", "    max_tokens: 24", ""].join("\n");
+}
+
+/** One serve-stdio; chats one at a time, sessions taking turns. */
+async function runScenario(engine: "embedded" | "llama-server", sessions: number, modelPath: string, binary: string | null): Promise<TurnFigure[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bench-kv-"));
+  await writeFile(path.join(dir, "config.yaml"), configYaml(engine, sessions, modelPath, binary, await freePort()));
+  const cli = await startCli(dir);
   const figures: TurnFigure[] = [];
-  let id = 0;
   for (let turn = 1; turn <= turns; turn++) {
-    for (let session = 1; session <= sessions; session++) {
-      const { lines, sentAt } = await request({ id: ++id, method: "chat", params: { session_id: `s${session}`, user_id: `u${session}`, input: filler(session * 100 + turn, words) } });
-      const end = lines.at(-1)?.line;
-      if (end?.type !== "result") throw new Error(`turn failed: ${JSON.stringify(end)}`);
-      const first = lines.find(({ line }) => line.event === "llm_chunk");
-      const usage = lines.find(({ line }) => line.event === "usage")?.line ?? {};
-      figures.push({ session, turn, ttftMs: (first?.at ?? Number.NaN) - sentAt, input: Number(usage.input_tokens), output: Number(usage.output_tokens), cached: Number(usage.cached_input_tokens ?? 0) });
-    }
+    for (let session = 1; session <= sessions; session++) figures.push(await chat(cli, session, turn));
   }
-  child.stdin.write(`${JSON.stringify({ id: "bye", method: "shutdown" })}\n`);
-  await new Promise((resolve) => child.on("exit", resolve));
+  await cli.stop();
   await rm(dir, { recursive: true, force: true });
   return figures;
 }
+
+interface RestartFigure {
+  /** Turn 1, the first chat of the first process (the same fixed first-chat costs as the fresh processes). */
+  firstTurn: TurnFigure;
+  restored: TurnFigure;
+  cold: TurnFigure;
+  previous: TurnFigure;
+}
+
+/**
+ * "Restored after restart" (embedded): one session's turns 1..N-1 in a process that then shuts
+ * down (saving its KV state under data_dir), then turn N in a fresh process, against the same
+ * turn N in a fresh process on a copy of the data dir with kv_cache_disk_bytes 0 (the same
+ * history, evaluated cold). Both fresh processes are warmed up (model loaded) before the turn.
+ */
+async function runRestart(modelPath: string): Promise<RestartFigure> {
+  const dir = await mkdtemp(path.join(tmpdir(), "bench-kv-restart-"));
+  const coldDir = `${dir}-cold`;
+  await writeFile(path.join(dir, "config.yaml"), configYaml("embedded", 2, modelPath, null, 0));
+  const first = await startCli(dir);
+  const history: TurnFigure[] = [];
+  for (let turn = 1; turn < turns; turn++) history.push(await chat(first, 1, turn));
+  await first.stop();
+  await cp(dir, coldDir, { recursive: true });
+  await writeFile(path.join(coldDir, "config.yaml"), configYaml("embedded", 2, modelPath, null, 0, 0));
+  if (history.length === 0) throw new Error("BENCH_KV_TURNS must be at least 2 for the restart scenario");
+  const measured: Partial<Record<"restored" | "cold", TurnFigure>> = {};
+  // Alternate which of the two runs first, so neither always gets the warmer page cache.
+  const order: Array<"restored" | "cold"> = restartRound++ % 2 === 0 ? ["restored", "cold"] : ["cold", "restored"];
+  for (const kind of order) {
+    const cli = await startCli(kind === "restored" ? dir : coldDir);
+    measured[kind] = await chat(cli, 1, turns);
+    await cli.stop();
+  }
+  await Promise.all([rm(dir, { recursive: true, force: true }), rm(coldDir, { recursive: true, force: true })]);
+  const { restored, cold } = measured;
+  if (restored === undefined || cold === undefined) throw new Error("a restart run measured nothing");
+  return { firstTurn: history[0] as TurnFigure, previous: history.at(-1) as TurnFigure, restored, cold };
+}
+let restartRound = 0;
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -121,7 +199,7 @@ const median = (values: number[]): number => {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
-function report(name: string, figures: TurnFigure[], sessions: number): string {
+function report(name: string, figures: TurnFigure[], sessions: number): { row: string; ratios: BenchRatio[] } {
   const byTurn = (turn: number): TurnFigure[] => figures.filter((f) => f.turn === turn);
   const ttft = (turn: number): number => median(byTurn(turn).map((f) => f.ttftMs));
   // Reusable = what the previous turn of the session evaluated and produced; the rest is new.
@@ -133,19 +211,50 @@ function report(name: string, figures: TurnFigure[], sessions: number): string {
   out("turn | median TTFT ms | median input tokens | median cached");
   for (let turn = 1; turn <= turns; turn++) out(`${String(turn).padStart(4)} | ${ttft(turn).toFixed(1).padStart(14)} | ${String(median(byTurn(turn).map((f) => f.input))).padStart(19)} | ${String(median(byTurn(turn).map((f) => f.cached))).padStart(13)}`);
   const last = Math.min(5, turns);
-  const ratio = ttft(last) / ttft(1);
-  out(`TTFT turn ${last} / turn 1 = ${ratio.toFixed(2)}x (target <= 1.5x); cached / reusable prompt, median over turns 2+: ${median(reuse).toFixed(3)}`);
-  return `| ${name} | ${sessions} | ${ratio.toFixed(2)}x | ${median(reuse).toFixed(3)} |`;
+  const value = ttft(last) / ttft(1);
+  out(`TTFT turn ${last} / turn 1 = ${value.toFixed(2)}x (target <= 1.5x); cached / reusable prompt, median over turns 2+: ${median(reuse).toFixed(3)}`);
+  return {
+    row: `| ${name} | ${sessions} | ${value.toFixed(2)}x | ${median(reuse).toFixed(3)} |`,
+    ratios: [ratio(`${name}, ${sessions} sessions: TTFT turn ${last} / turn 1`, value, { atMost: 1.5 }), ratio(`${name}, ${sessions} sessions: cached / reusable prompt`, median(reuse))],
+  };
+}
+
+function reportRestart(figures: RestartFigure[]): { row: string; ratios: BenchRatio[] } {
+  const restored = median(figures.map((f) => f.restored.ttftMs));
+  const cold = median(figures.map((f) => f.cold.ttftMs));
+  const reuse = median(figures.map((f) => f.restored.cached / Math.max(1, f.previous.input + f.previous.output)));
+  const coldReuse = median(figures.map((f) => f.cold.cached / Math.max(1, f.previous.input + f.previous.output)));
+  out(`\nrestored after restart (embedded): turn ${turns} of one session in a fresh process, ${figures.length} rounds (medians)`);
+  out("run | TTFT ms | input tokens | cached");
+  out(`restored from <data_dir>/kv-cache | ${restored.toFixed(1)} | ${median(figures.map((f) => f.restored.input))} | ${median(figures.map((f) => f.restored.cached))}`);
+  out(`cold (kv_cache_disk_bytes: 0)     | ${cold.toFixed(1)} | ${median(figures.map((f) => f.cold.input))} | ${median(figures.map((f) => f.cold.cached))}`);
+  const firstTurn = median(figures.map((f) => f.firstTurn.ttftMs));
+  out(`turn 1 of the first process        | ${firstTurn.toFixed(1)} | ${median(figures.map((f) => f.firstTurn.input))} | 0`);
+  out(`TTFT restored / cold = ${(restored / cold).toFixed(2)}x; restored turn ${turns} / turn 1 = ${(restored / firstTurn).toFixed(2)}x (target <= 1.5x, both a fresh process's first chat); cached / reusable prompt: restored ${reuse.toFixed(3)}, cold ${coldReuse.toFixed(3)}`);
+  return {
+    row: `| embedded, restored after restart | 1 | ${(restored / firstTurn).toFixed(2)}x (restored / cold: ${(restored / cold).toFixed(2)}x) | ${reuse.toFixed(3)} |`,
+    ratios: [
+      ratio(`embedded, restored after restart: TTFT turn ${turns} restored / turn 1`, restored / firstTurn, { atMost: 1.5 }),
+      ratio(`embedded, restored after restart: TTFT turn ${turns} restored / the same turn cold`, restored / cold, { atMost: 1 }),
+      ratio("embedded, restored after restart: cached / reusable prompt", reuse),
+    ],
+  };
 }
 
 const modelPath = modelKind === "tiny" ? await ensureFixture("tiny", { seed: 3 }) : await ensureFixture("bench", { shape: "small" });
 const binary = findLlamaServerBinary();
 out(`bench:kv  model: ${modelKind} ${modelPath}  llama-server: ${binary ?? "not built (skipped)"}`);
-const rows: string[] = [];
+const results: Array<{ row: string; ratios: BenchRatio[] }> = [];
 for (const engine of ["embedded", "llama-server"] as const) {
-  if (engine === "llama-server" && binary === null) continue;
-  for (const sessions of [2, 4]) rows.push(report(engine, await runScenario(engine, sessions, modelPath, binary), sessions));
+  if (!scenarios.has("turns") || (engine === "llama-server" && binary === null)) continue;
+  for (const sessions of [2, 4]) results.push(report(engine, await runScenario(engine, sessions, modelPath, binary), sessions));
+}
+if (scenarios.has("restart")) {
+  const restarts: RestartFigure[] = [];
+  for (let round = 0; round < restartRounds; round++) restarts.push(await runRestart(modelPath));
+  results.push(reportRestart(restarts));
 }
 out("\n| engine | sessions | TTFT turn 5 / turn 1 | cached / reusable |");
 out("| --- | --- | --- | --- |");
-for (const row of rows) out(row);
+for (const { row } of results) out(row);
+reportRatios("kv", results.flatMap((result) => result.ratios));

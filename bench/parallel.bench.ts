@@ -5,6 +5,7 @@ import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
+import { ratio, reportRatios } from "./bench-results.js";
 
 /**
  * bench:parallel — aggregate generation tokens/s of N chats at once on one embedded model (one
@@ -59,3 +60,4 @@ await llama.dispose();
 out(`bench:parallel  model ${modelPath}  threads auto  ${rounds} rounds, ${maxTokens} tokens a chat`);
 out(`one chat: ${median(single).toFixed(1)} tok/s; ${parallel} chats at once: ${median(batched).toFixed(1)} tok/s aggregate`);
 out(`aggregate ratio ${parallel} / 1 = ${(median(batched) / median(single)).toFixed(2)}x (target >= 2x)`);
+reportRatios("parallel", [ratio(`${parallel} chats at once / one chat, aggregate tokens/s`, median(batched) / median(single), { atLeast: 2 })]);

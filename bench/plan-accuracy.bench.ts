@@ -5,6 +5,7 @@ import { planModels } from "../src/engine/plan/plan-models.js";
 import type { ModelPlanEntry } from "../src/engine/plan/plan-types.js";
 import { configSchema } from "../src/config/schema.js";
 import { ensureFixture, type FixtureKind } from "../test/fixtures/gguf/index.js";
+import { ratio as benchRatio, reportRatios, type BenchRatio } from "./bench-results.js";
 
 /**
  * bench:plan-accuracy — what `local-ai plan` estimates against what node-llama-cpp really takes.
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   const config = configSchema.parse({ llama: { models } });
   const report = await planModels(config, {});
   process.stdout.write(`machine: ${report.hardware.summary}\n\n`);
+  const ratios: BenchRatio[] = [];
   for (const entry of report.models) {
     const plan = entry.plan;
     const path = config.llama.models[entry.name]?.path;
@@ -111,7 +113,10 @@ async function main(): Promise<void> {
         "",
       ].join("\n"),
     );
+    // The estimate should be at or a little above what is measured: measured / estimated <= 1.
+    if (e.totalBytes > 0) ratios.push(benchRatio(`${entry.name}: measured / estimated memory`, m.rss_delta / e.totalBytes, { atMost: 1 }));
   }
+  reportRatios("plan", ratios);
 }
 
 if (process.argv[2] === "--measure") {

@@ -13,6 +13,7 @@ import { createLogger } from "../src/logging/create-logger.js";
 import { createStore } from "../src/store/create-store.js";
 import type { Checkpoint } from "../src/store/store-types.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
+import { ratio, reportRatios } from "./bench-results.js";
 
 /**
  * bench:turn — one chat turn through `local-ai serve-stdio` (the built CLI as a child process,
@@ -485,4 +486,8 @@ out();
 out(`target: tokens/s overhead < 3%: ${1 - streamRatio < 0.03 ? "MET" : "NOT MET"} (stream ${((1 - streamRatio) * 100).toFixed(1)}%, end-to-end ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
 out(`target: < 5 ms added to first token: ${ttftDiff < 5 ? "MET" : "NOT MET"} (+${ttftDiff.toFixed(2)} ms)`);
 out(`target: cancel < 10 ms: ${cancelMs < 10 ? "MET" : "NOT MET"} (${cancelMs.toFixed(2)} ms)`);
+reportRatios("turn", [
+  ratio("stream tokens/s, serve-stdio / engine direct", streamRatio, { atLeast: 0.95 }),
+  ratio("end-to-end tokens/s, serve-stdio / engine direct", e2eRatio),
+]);
 out(JSON.stringify({ rounds, cancelRounds, maxTokens, stream_ratio: streamRatio, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, cancel_ms: cancelMs, layers, ping_ms: median(pings), cli: cliTurns, direct: directTurns, cliCancels, directCancels }));

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { ratio, reportRatios } from "./bench-results.js";
 
 /**
  * bench:writer — events/s through the OutboundWriter into a pipe read by a child process, against
@@ -86,3 +87,8 @@ process.stdout.write(
   `\nstalled reader: naive peak RSS / writer peak RSS = ${(naiveStalled.peak_rss_mb / writerStalled.peak_rss_mb).toFixed(2)}x; writer stalled vs unstalled RSS = ${(writerStalled.peak_rss_mb / writerFree.peak_rss_mb).toFixed(2)}x\n`,
 );
 process.stdout.write(`${JSON.stringify({ throughput_ratio: throughputRatio, cpu_ratio: cpuRatio, writer_ev_s: median(writerRates), naive_ev_s: median(naiveRates), naiveStalled, writerStalled, writerFree })}\n`);
+reportRatios("writer", [
+  ratio("throughput, writer / naive write per event", throughputRatio, { atLeast: 1 }),
+  ratio("CPU per event, naive / writer", cpuRatio, { atLeast: 1 }),
+  ratio("peak RSS with a stalled reader, naive / writer", naiveStalled.peak_rss_mb / writerStalled.peak_rss_mb),
+]);

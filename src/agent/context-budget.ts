@@ -48,15 +48,18 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
   // as large as the window is legal: the engines shift the context when a reply runs that long).
   const reserve = Math.min(input.maxTokens, Math.floor(window / 4));
   const available = window - reserve;
+  // The engine's window may be smaller than ctx_size (the GGUF's training context; llama-server
+  // divides ctx_size among its slots): say which, so the numbers add up for the reader.
+  const windowText = window === input.ctxSize ? `ctx_size ${window}` : `a context window of ${window} tokens (from ctx_size ${input.ctxSize})`;
   const systemTokens = await cost(input.system);
-  // Tools as the chat template renders them, where the engine renders the prompt itself; an engine
-  // behind an HTTP API (llama-server, openai) renders them out of our sight: not counted here.
+  // Tools as the model's chat template renders them (embedded: node-llama-cpp's wrapper;
+  // llama-server: its /apply-template); an openai upstream renders them out of sight: not counted.
   const toolTokens = input.tools.length === 0 || engine.toolTokens === undefined ? 0 : await engine.toolTokens(input.tools, input.signal);
   const details = { ctx_size: window, reply_reserve: reserve, system_tokens: systemTokens, tool_tokens: toolTokens, tools: input.tools.length };
   if (systemTokens + toolTokens >= available) {
     throw new RuntimeError(
       "context_overflow",
-      `The system prompt (${systemTokens} tokens) and the schemas of ${input.tools.length} tools (${toolTokens} tokens) leave no room in the context window: ctx_size ${window} minus ${reserve} kept for the reply is ${available}. Raise llama.models.${input.modelName}.ctx_size, lower agents.${input.agentName}.max_tokens, or narrow agents.${input.agentName}.tools`,
+      `The system prompt (${systemTokens} tokens) and the schemas of ${input.tools.length} tools (${toolTokens} tokens) leave no room in the context window: ${windowText} minus ${reserve} kept for the reply is ${available}. Raise llama.models.${input.modelName}.ctx_size, lower agents.${input.agentName}.max_tokens, or narrow agents.${input.agentName}.tools`,
       { details: { ...details, config_key: `agents.${input.agentName}.tools` } },
     );
   }
@@ -65,7 +68,7 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
   if (systemTokens + toolTokens + turnTokens > available) {
     throw new RuntimeError(
       "context_overflow",
-      `The input does not fit the context window: ${turnTokens} tokens for this turn, ${systemTokens + toolTokens} for the system prompt and tools, ${available} available (ctx_size ${window} minus ${reserve} kept for the reply). Send a shorter input or raise llama.models.${input.modelName}.ctx_size`,
+      `The input does not fit the context window: ${turnTokens} tokens for this turn, ${systemTokens + toolTokens} for the system prompt and tools, ${available} available (${windowText} minus ${reserve} kept for the reply). Send a shorter input or raise llama.models.${input.modelName}.ctx_size`,
       { details: { ...details, input_tokens: turnTokens, config_key: `llama.models.${input.modelName}.ctx_size` } },
     );
   }

@@ -50,7 +50,8 @@ export interface TurnOptions {
 
 export interface SessionRunnerDeps {
   config: Config;
-  engineFor: (modelName: string) => Engine;
+  /** The model's engine, created (and its implementation imported) on first use. */
+  engineFor: (modelName: string) => Promise<Engine>;
   tools: ToolProvider;
   store: SessionStore;
   memory: MemoryIndex;
@@ -92,7 +93,7 @@ export class SessionRunner {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
     const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) };
-    await Promise.all([this.deps.engineFor(agent.model).warmUp(options), this.deps.tools.start(signal)]);
+    await Promise.all([this.deps.engineFor(agent.model).then((engine) => engine.warmUp(options)), this.deps.tools.start(signal)]);
   }
 
   /** The agents configured, the default first, with the model each uses. */
@@ -104,7 +105,7 @@ export class SessionRunner {
   async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
-    const engine = this.deps.engineFor(agent.model);
+    const engine = await this.deps.engineFor(agent.model);
     return runStatelessTurn(
       {
         config: this.deps.config,
@@ -196,7 +197,7 @@ export class SessionRunner {
     const agent = this.resolveAgent(agentName)[1];
     const model = config.llama.models[agent.model];
     if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
-    const engine = this.deps.engineFor(agent.model);
+    const engine = await this.deps.engineFor(agent.model);
     const tools = options.tools ?? this.deps.tools;
     if (request.resume !== true) assertEngineAccepts(engine, turn.messages);
     const sampling = resolveSampling(agent, request.overrides);

@@ -7,7 +7,7 @@ import type { EngineHealth } from "../engine/engine.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
-import { planModels } from "../engine/plan/plan-models.js";
+import { planWithTools } from "./plan-with-tools.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../protocol/stdio-server.js";
 import type { PackageInfo } from "../shared/version.js";
@@ -90,7 +90,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     runPlan: async (params, signal) => {
       const config = requireConfig(configState);
       const model = params.all === true ? undefined : (params.model ?? defaultAgentModel(config));
-      return planModels(config, { logger, env, llama: loadLlama, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
+      return planWithTools(config, { logger, env, llama: loadLlama, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
     },
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,

@@ -49,6 +49,12 @@ export const modelSchema = z.strictObject({
   threads: z.union([z.literal("auto"), positiveInt]).default("auto"),
   /** Concurrent generations on this model: context sequences (embedded) or server slots (llama-server). */
   parallel: z.number().int().min(1).max(64).default(2),
+  /**
+   * Embedded engine: disk budget for conversations' saved KV states (<data_dir>/kv-cache/), so a
+   * conversation evicted from its sequence or left at shutdown resumes without re-evaluating its
+   * history; least recently used states are deleted beyond it. 0 = off.
+   */
+  kv_cache_disk_bytes: z.number().int().min(0).default(1024 * MiB),
   extra_args: z.array(z.string()).default([]),
   base_url: z.string().url().nullable().default(null),
   api_key: z.string().nullable().default(null),

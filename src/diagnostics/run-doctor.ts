@@ -1,4 +1,4 @@
-import type { Logger } from "pino";
+import { pino, type Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
 import { fail } from "./check-result.js";
@@ -11,6 +11,7 @@ import { checkModels } from "./checks/models.js";
 import { checkPorts } from "./checks/ports.js";
 import { checkStaleLlamaServers } from "./checks/stale-llama-server.js";
 import { checkSystem } from "./checks/system.js";
+import { checkToolSchemas } from "./checks/tool-schemas.js";
 import type { CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./doctor-report.js";
 
 /**
@@ -19,6 +20,12 @@ import type { CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./do
  * doctor run always finishes.
  */
 export const CHECK_TIMEOUT_MS = 10_000;
+/**
+ * The MCP check starts every configured server, which a first `npx -y` may download: it gets
+ * longer, and each server's start is bounded a little below it so a slow one is reported by name.
+ */
+export const MCP_CHECK_TIMEOUT_MS = 30_000;
+const MCP_START_TIMEOUT_MS = 25_000;
 
 interface PlannedCheck {
   /** Used for the result when the check throws or times out instead of answering. */
@@ -26,6 +33,10 @@ interface PlannedCheck {
   title: string;
   /** What is likely stuck when the check times out, for the fix line. */
   stuck: string;
+  /** Its own bound, where CHECK_TIMEOUT_MS is too short for what it must do. */
+  timeoutMs?: number;
+  /** Runs after the concurrent checks (its bound starts then). */
+  late?: boolean;
   run(signal: AbortSignal): Promise<CheckResult | CheckResult[]>;
 }
 
@@ -41,7 +52,7 @@ export interface RunDoctorOptions {
 const LLAMA_DISPOSE_WAIT_MS = 1000;
 
 /**
- * Runs every check concurrently; the report keeps a stable order (system, GPU, config, files,
+ * Runs every check concurrently (the MCP check after them); the report keeps a stable order (system, GPU, config, files,
  * model plans, binary, processes, ports). The GPU and model plan checks share one lazily loaded
  * node-llama-cpp (about a second to load); the other checks never touch it.
  */
@@ -50,7 +61,14 @@ export async function runDoctor(context: DoctorContext, options: RunDoctorOption
   const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}) });
   let results: CheckResult[][];
   try {
-    results = await Promise.all(planChecks(context, llama.get).map((check) => runBounded(check, timeoutMs, context.signal)));
+    const logger = options.logger ?? pino({ level: "silent" });
+    const planned = planChecks(context, llama.get, logger);
+    const run = (check: PlannedCheck): Promise<CheckResult[]> => runBounded(check, Math.max(timeoutMs, check.timeoutMs ?? 0), context.signal);
+    // Late checks start when the others are done: they keep the main thread busy (rendering chat
+    // templates) and would eat into the others' time bounds.
+    const early = await Promise.all(planned.map((check) => (check.late === true ? Promise.resolve(null) : run(check))));
+    results = [];
+    for (const [index, check] of planned.entries()) results.push(early[index] ?? (await run(check)));
   } finally {
     // A load that hung (and timed out its check) must not hold the report back.
     await Promise.race([llama.dispose().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, LLAMA_DISPOSE_WAIT_MS).unref())]);
@@ -62,7 +80,7 @@ export async function runDoctor(context: DoctorContext, options: RunDoctorOption
   return { ok: summary.fail === 0, summary, checks, version: context.version, generated_at: new Date().toISOString() };
 }
 
-function planChecks(context: DoctorContext, llama: LlamaLoader): PlannedCheck[] {
+function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger): PlannedCheck[] {
   const { configState, env } = context;
   const planned: PlannedCheck[] = [
     { id: "system", title: "System", stuck: "the operating system did not answer a basic query", run: () => checkSystem() },
@@ -78,6 +96,14 @@ function planChecks(context: DoctorContext, llama: LlamaLoader): PlannedCheck[] 
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
     { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { signal }) },
     { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, signal }) },
+    {
+      id: "mcp",
+      title: "MCP servers and tool schemas",
+      stuck: "an MCP server did not start or list its tools",
+      timeoutMs: MCP_CHECK_TIMEOUT_MS,
+      late: true,
+      run: (signal) => checkToolSchemas(config, { llama, env, logger, signal, startTimeoutMs: MCP_START_TIMEOUT_MS }),
+    },
     { id: "llama_server.binary", title: "llama-server binary", stuck: "llama.binary hangs when run with --version", run: (signal) => checkLlamaServerBinary(config, { env, signal }) },
     { id: "llama_server.processes", title: "llama-server processes", stuck: "reading /proc did not finish", run: () => checkStaleLlamaServers(config) },
     { id: "ports", title: "Ports", stuck: "the network stack did not answer a listen", run: () => checkPorts(config) },

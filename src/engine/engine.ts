@@ -52,9 +52,9 @@ export interface Engine {
   /** The config name of the model (`llama.models.<name>`). */
   readonly modelName: string;
   warmUp(options?: WarmUpOptions): Promise<void>;
-  /** Tokens `text` takes for this model, where the engine has the tokenizer (loads the model if needed). */
+  /** Tokens `text` takes for this model, where the engine can reach the tokenizer (embedded; llama-server's /tokenize). Loads or starts the model if needed. */
   countTokens?(text: string, signal?: AbortSignal): Promise<number>;
-  /** Tokens the model's chat template spends on offering these tools, where the engine renders the prompt itself. */
+  /** Tokens the model's chat template spends on offering these tools, where the engine can render it (embedded; llama-server's /apply-template). */
   toolTokens?(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number>;
   generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
   health(): EngineHealth;
@@ -63,6 +63,6 @@ export interface Engine {
   embed?(request: EmbedRequest): Promise<EmbedResult>;
   /** Plain text completion (POST /v1/completions): no chat template, no tools, no agent loop. */
   complete?(request: CompletionRequest): AsyncIterable<CompletionChunk>;
-  /** The context size actually in use, once known (a loaded model); null before. */
+  /** The context one conversation has, once known (a loaded model; a llama-server slot's share); null before. */
   contextLength?(): number | null;
 }

@@ -46,7 +46,7 @@ export interface ModelAccess {
   /** `llama.models` names, in config order. */
   names: readonly string[];
   /** The model's engine, created on first use; it loads or starts itself when asked to work. */
-  engine(name: string): Engine;
+  engine(name: string): Promise<Engine>;
   /** Engine kind, context length and capabilities; loads nothing. */
   describe(name: string): ModelDescription;
 }

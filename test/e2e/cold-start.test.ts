@@ -4,10 +4,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CliProcess } from "../helpers/cli-process.js";
+import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 
 /** Dependencies that only chat, warm_up, doctor, plan or another command need: never before the first ping. */
 const HEAVY = ["@modelcontextprotocol/sdk", "openai", "execa", "node-llama-cpp", "hono", "minisearch"];
 const HOOK = new URL("../helpers/module-log-hook.js", import.meta.url).href;
+
+/** Our engine implementations, each imported with its first model (src/engine/create-engine.ts). */
+const ENGINE_MODULES = ["embedded/embedded-engine.js", "llama-server/llama-server-engine.js", "openai/openai-engine.js"];
 
 function packagesIn(urls: readonly string[]): Set<string> {
   const names = new Set<string>();
@@ -49,4 +53,27 @@ describe("cold start: serve-stdio imports only what ping needs", () => {
       assert.equal((await proc.exited).code, 0);
     });
   }
+
+  it("a chat on an embedded model imports neither the openai client nor the other engines", async () => {
+    const demo = await ensureFixture("demo");
+    const log = path.join(dir, "modules-chat.txt");
+    const config = path.join(dir, "config-chat.yaml");
+    await writeFile(config, `app:\n  data_dir: ${JSON.stringify(path.join(dir, "data-chat"))}\nllama:\n  models:\n    default:\n      path: ${JSON.stringify(demo)}\n      threads: 1\n      ctx_size: 512\nagents:\n  assistant:\n    temperature: 0\n`);
+    const proc = new CliProcess(["serve-stdio", "--config", config], { cwd: dir, env: { NODE_OPTIONS: `--import=${HOOK}`, LOCAL_AI_TEST_MODULE_LOG: log } });
+    const doctor = await proc.request({ id: 1, method: "doctor" }, 60_000);
+    assert.equal(doctor.type, "result", JSON.stringify(doctor));
+    const afterDoctor = (await readFile(log, "utf8")).split("\n");
+    assert.deepEqual(ENGINE_MODULES.filter((module) => afterDoctor.some((url) => url.endsWith(`/src/engine/${module}`))), [], "doctor creates no engine");
+    assert.equal(packagesIn(afterDoctor).has("openai"), false, "doctor does not load the openai client");
+    const chat = await proc.request({ id: 2, method: "chat", params: { input: "Hi" } }, 60_000);
+    assert.equal((chat.result as { response?: string } | undefined)?.response, DEMO_SENTENCE, JSON.stringify(chat));
+    const urls = (await readFile(log, "utf8")).split("\n").filter((line) => line !== "");
+    const engines = ENGINE_MODULES.filter((module) => urls.some((url) => url.endsWith(`/src/engine/${module}`)));
+    assert.deepEqual(engines, ["embedded/embedded-engine.js"]);
+    const loaded = packagesIn(urls);
+    assert.ok(loaded.has("node-llama-cpp"), "the embedded engine ran");
+    assert.equal(loaded.has("openai"), false, `loaded: ${[...loaded].join(", ")}`);
+    proc.send({ id: 3, method: "shutdown" });
+    assert.equal((await proc.exited).code, 0);
+  });
 });

@@ -36,7 +36,7 @@ export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml 
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const store = createStore(dir);
-  const runner = new SessionRunner({ config: parsed.config, engineFor: () => engine, tools, store: store.sessions, memory: store.memory, logger: pino({ level: "silent" }) });
+  const runner = new SessionRunner({ config: parsed.config, engineFor: async () => engine, tools, store: store.sessions, memory: store.memory, logger: pino({ level: "silent" }) });
   const events: AgentEvent[] = [];
   return {
     runner,

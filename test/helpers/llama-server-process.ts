@@ -30,6 +30,7 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
     gpu_layers: 0,
     threads: 1,
     parallel: 1,
+    kv_cache_disk_bytes: 0,
     extra_args: [],
     base_url: null,
     api_key: null,

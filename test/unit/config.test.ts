@@ -43,11 +43,20 @@ describe("config", () => {
     assert.deepEqual(problemsOf("stdio:\n  coalesce_ms: 5000\n").map((p) => p.path), ["stdio.coalesce_ms"]);
   });
 
+  it("kv_cache_disk_bytes: 1 GiB by default, 0 turns it off, negative or fractional values are refused", () => {
+    const result = parseConfigText("llama:\n  models:\n    a:\n      path: a.gguf\n    b:\n      path: b.gguf\n      kv_cache_disk_bytes: 0\n", {}, "/base");
+    assert.ok(result.ok);
+    assert.equal(result.config.llama.models.a?.kv_cache_disk_bytes, 1024 * 1024 * 1024);
+    assert.equal(result.config.llama.models.b?.kv_cache_disk_bytes, 0);
+    const problems = problemsOf("llama:\n  models:\n    a:\n      path: a.gguf\n      kv_cache_disk_bytes: -1\n    b:\n      path: b.gguf\n      kv_cache_disk_bytes: 1.5\n");
+    assert.deepEqual(problems.map((p) => [p.path, p.line]), [["llama.models.a.kv_cache_disk_bytes", 5], ["llama.models.b.kv_cache_disk_bytes", 8]]);
+  });
+
   it("loads config.example.yaml without error and it documents every key", async () => {
     const state = await loadConfig({ flag: path.join(REPO, "config.example.yaml"), env: {} });
     assert.equal(state.status, "loaded", JSON.stringify(state));
     const text = await readFile(path.join(REPO, "config.example.yaml"), "utf8");
-    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes", "coalesce_ms"]) {
+    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes", "coalesce_ms", "kv_cache_disk_bytes"]) {
       assert.match(text, new RegExp(`^[\\s#]*${key}:.*#`, "m"), `${key} has a comment`);
     }
   });

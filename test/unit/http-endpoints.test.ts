@@ -64,7 +64,7 @@ const HELLO = (): AsyncIterable<CompletionChunk> =>
 function makeApp(engines: Record<string, StubEngine>, settings: Partial<HttpDeps["settings"]> = {}) {
   const models: ModelAccess = {
     names: Object.keys(engines),
-    engine: (name) => engines[name] as Engine,
+    engine: async (name) => engines[name] as Engine,
     describe: (name) => describeModel(modelSchema.parse({ engine: engines[name]?.kind ?? "embedded", path: "/m.gguf", base_url: "http://x/v1" })),
   };
   const deps: HttpDeps = {

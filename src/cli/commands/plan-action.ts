@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { loadConfig, requireConfig } from "../../config/load-config.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import { planWithTools } from "../../app/plan-with-tools.js";
 import { planReportJson } from "../../engine/plan/plan-json.js";
-import { planModels } from "../../engine/plan/plan-models.js";
 import { renderPlan } from "../../engine/plan/render-plan.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import type { CliDeps } from "../cli-deps.js";
@@ -22,7 +22,7 @@ export async function runPlanCommand(command: Command, deps: CliDeps): Promise<v
   const logger = createLogger({ level: "warn", env: deps.env });
   try {
     const config = requireConfig(configState);
-    const report = await planModels(config, { logger, env: deps.env, ...(options.model !== undefined ? { model: options.model } : {}) });
+    const report = await planWithTools(config, { logger, env: deps.env, ...(options.model !== undefined ? { model: options.model } : {}) });
     await write(deps.stdout, json ? `${JSON.stringify(planReportJson(report), null, 2)}\n` : renderPlan(report, { color: deps.stdoutIsTTY }));
     deps.setExitCode(report.ok ? 0 : 1);
   } catch (error) {

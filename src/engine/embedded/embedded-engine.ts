@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
@@ -10,6 +10,7 @@ import type { CompletionChunk, CompletionRequest } from "../completion-types.js"
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
+import { createKvKeeper, type KvKeeper } from "./kv-keeper.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
@@ -26,6 +27,8 @@ export interface EmbeddedEngineDeps {
   parallel: number;
   /** Checks the GGUF metadata before llama.cpp sees it (a malformed file can abort the process). */
   validateModel?: (path: string) => Promise<void>;
+  /** Where conversations' KV states are saved across eviction and restarts, and the disk budget (0: off). */
+  kvCache?: { dir: string; diskBytes: number };
 }
 
 interface Loaded {
@@ -33,6 +36,8 @@ interface Loaded {
   context: LlamaContext;
   pool: SequencePool;
   chatWrapper: ChatWrapper;
+  /** Saves and restores conversations' KV states (absent: kv_cache_disk_bytes 0 or a model that cannot). */
+  keeper: KvKeeper | null;
 }
 
 /** node-llama-cpp in process: the default engine. */
@@ -95,7 +100,7 @@ export class EmbeddedEngine implements Engine {
       modelName: this.modelName,
       acquire: async (signal) => {
         const loaded = await this.ensureLoaded({ signal });
-        const sequence = await loaded.pool.acquire(signal);
+        const sequence = await this.lend(loaded, signal, null);
         return { sequence, release: () => loaded.pool.release(sequence) };
       },
       track: (controller) => {
@@ -116,6 +121,9 @@ export class EmbeddedEngine implements Engine {
     // Aborts a load in progress (its own signal) and hands back a finished one to dispose.
     const loaded = await this.model.close();
     if (loaded) {
+      // Each conversation still held in a sequence is saved for the next process (waits for the
+      // aborted generations' last evaluation: saving takes the sequence's lock).
+      await loaded.keeper?.saveAll(loaded.pool.sequences);
       await loaded.context.dispose();
       await loaded.model.dispose();
     }
@@ -164,11 +172,33 @@ export class EmbeddedEngine implements Engine {
       threads,
     });
     const chatWrapper = module.resolveChatWrapper(model);
+    const pool = new SequencePool(context, this.deps.parallel);
+    const keeper = await createKvKeeper(this.deps.kvCache, path, llama, pool.sequences, this.deps.logger);
     this.deps.logger.info(
       { path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
       "embedded model loaded",
     );
-    return { model, context, pool: new SequencePool(context, this.deps.parallel), chatWrapper };
+    return { model, context, pool, chatWrapper, keeper };
+  }
+
+  /**
+   * A sequence of the pool for one generation: the one holding most of `request`'s prompt, with
+   * the conversation's saved KV state restored into it when it does not hold it (kv-keeper.ts).
+   * `request` null: a completion, which belongs to no conversation.
+   */
+  private async lend(loaded: Loaded, signal: AbortSignal, request: GenerateRequest | null): Promise<LlamaContextSequence> {
+    // Rendered at most once, and only when the pool or the keeper has a choice to make.
+    let rendered: { tokens: readonly Token[] | undefined } | null = null;
+    const prompt = (): readonly Token[] | undefined =>
+      (rendered ??= { tokens: request === null ? undefined : promptTokensFor(loaded.model, loaded.chatWrapper, request, offeredTools(request)) }).tokens;
+    const sequence = await loaded.pool.acquire(signal, request === null ? undefined : prompt);
+    try {
+      await loaded.keeper?.prepare(sequence, request?.cacheKey, prompt);
+    } catch (error) {
+      loaded.pool.release(sequence);
+      throw error;
+    }
+    return sequence;
   }
 
   private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {
@@ -192,7 +222,7 @@ export class EmbeddedEngine implements Engine {
     try {
       const ready = await this.ensureLoaded({ signal: controller.signal });
       loaded = ready;
-      sequence = await ready.pool.acquire(controller.signal, () => promptTokensFor(ready.model, ready.chatWrapper, request, offeredTools(request)));
+      sequence = await this.lend(ready, controller.signal, request);
       const result = await this.generateOn(loaded, sequence, request, controller.signal, emit);
       if (controller.signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled");
       for (const chunk of result) emit(chunk);

@@ -2,7 +2,7 @@ import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { abortError } from "../../shared/abort.js";
 
 /** The share of a sequence's tokens a prompt must repeat to count as continuing its conversation. */
-const CONTINUATION = 0.75;
+export const CONTINUATION = 0.75;
 
 interface Waiter {
   resolve: (sequence: LlamaContextSequence) => void;
@@ -34,6 +34,11 @@ export class SequencePool {
 
   get available(): number {
     return this.free.length;
+  }
+
+  /** Every sequence of the pool, free or lent. */
+  get sequences(): readonly LlamaContextSequence[] {
+    return [...this.lastUsed.keys()];
   }
 
   /**
@@ -116,4 +121,9 @@ export function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
   let i = 0;
   while (i < length && a[i] === b[i]) i++;
   return i;
+}
+
+/** Whether two token lists are the same. */
+export function sameTokens(a: readonly Token[], b: readonly Token[]): boolean {
+  return a.length === b.length && sharedPrefix(a, b) === a.length;
 }

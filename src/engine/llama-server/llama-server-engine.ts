@@ -4,13 +4,14 @@ import OpenAI from "openai";
 import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
-import type { EngineChunk, GenerateRequest } from "../chat-types.js";
+import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
 import { SlotAffinity } from "./slot-affinity.js";
+import { ServerTokens } from "./server-tokens.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import { embedViaOpenAi } from "../openai/openai-embeddings.js";
 import type { LaunchedServer } from "./launch.js";
@@ -57,6 +58,10 @@ export class LlamaServerEngine implements Engine {
   private readonly embeddings: boolean;
   /** Which conversation each server slot holds (the slots are `parallel`). */
   private readonly slotAffinity: SlotAffinity;
+  /** Token counts for the context budget, from the server's own tokenizer and chat template. */
+  private readonly tokens: ServerTokens;
+  /** A slot's context on the server last warmed up (learnt from /props once per launch). */
+  private slotContext: { server: LaunchedServer; tokens: number | null } | null = null;
 
   constructor(
     readonly modelName: string,
@@ -71,6 +76,7 @@ export class LlamaServerEngine implements Engine {
     this.log = deps.logger.child({ component: "llama-server", model: modelName });
     this.embeddings = embeddingsEnabled(modelConfig);
     this.slotAffinity = new SlotAffinity(deps.parallel);
+    this.tokens = new ServerTokens(this.log);
     this.capabilities = { images: visionEnabled(modelConfig), requiredToolChoice: true };
     const tuning = { ...DEFAULT_SUPERVISOR_TUNING, ...deps.tuning };
     this.supervisor = new ServerSupervisor({
@@ -90,7 +96,29 @@ export class LlamaServerEngine implements Engine {
 
   /** Idempotent; concurrent callers share one start. Aborting stops this caller's wait only. */
   async warmUp(options: WarmUpOptions = {}): Promise<void> {
-    await this.supervisor.ensureReady(options.signal, options.onProgress);
+    const server = await this.supervisor.ensureReady(options.signal, options.onProgress);
+    // Each launch (a restart may be on a reduced-context tier) is asked once what a slot holds.
+    if (this.slotContext?.server !== server) this.slotContext = { server, tokens: await this.tokens.slotContext(server.endpoint, options.signal) };
+  }
+
+  /**
+   * The context one conversation has: llama-server divides `ctx_size` among its `parallel` slots,
+   * so this is what the context budget must fit (null until a warm-up has asked the server).
+   */
+  contextLength(): number | null {
+    return this.slotContext?.tokens ?? null;
+  }
+
+  /** Counted by the server's tokenizer (/tokenize). */
+  async countTokens(text: string, signal?: AbortSignal): Promise<number> {
+    const server = await this.supervisor.ensureReady(signal);
+    return this.tokens.count(server.endpoint, text, signal);
+  }
+
+  /** What the model's chat template adds for these tools, rendered by the server (/apply-template) and tokenized. */
+  async toolTokens(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number> {
+    const server = await this.supervisor.ensureReady(signal);
+    return this.tokens.toolTokens(server.endpoint, tools, signal);
   }
 
   health(): EngineHealth {

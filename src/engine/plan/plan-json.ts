@@ -45,6 +45,7 @@ export function planEntryJson(entry: ModelPlanEntry): ModelPlanEntryJson {
     };
   }
   if (entry.error !== undefined) json.error = entry.error;
+  if (entry.toolSchemas !== undefined) json.tool_schemas = entry.toolSchemas.map((share) => ({ ...share }));
   return json;
 }
 

@@ -7,6 +7,7 @@ import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
 import { planLocalModel, type LocalPlanContext } from "./plan-local-model.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
+import { measureToolSchemas, type AgentToolOffer } from "./tool-schema-budget.js";
 
 export interface PlanOptions {
   logger?: Logger;
@@ -23,6 +24,11 @@ export interface PlanOptions {
   checkBinary?: boolean;
   /** Overrides each model's `parallel` (chats generating at once on one model). */
   parallel?: number;
+  /**
+   * What each agent offers its model (listed from the MCP servers by the caller): each planned
+   * model's entry then says how much of a conversation's context the schemas take.
+   */
+  toolOffers?: readonly AgentToolOffer[];
 }
 
 /** The report of `local-ai plan`: every configured model (or one), each planned on its own. */
@@ -51,11 +57,31 @@ export async function planModels(config: Config, options: PlanOptions = {}): Pro
       options.signal?.throwIfAborted();
       models.push(await planEntry(name, config.llama.models[name] as ModelConfig, context));
     }
+    if (options.toolOffers !== undefined) await addToolSchemas(models, config, options.toolOffers, llama.get, options);
     // Without a local model, node-llama-cpp is not loaded just to describe a GPU nobody uses.
     const snapshot = probed !== undefined ? await probed.catch(() => probeHardware(null)) : (options.hardware ?? (await probeHardware(null)));
     return { ok: models.every((entry) => entry.status === "ok"), hardware: describeHardware(snapshot), models, notes: togetherNotes(models, snapshot) };
   } finally {
     await llama.dispose();
+  }
+}
+
+/**
+ * Each entry gets its agents' tool schema shares, against the context the plan decided (a
+ * llama-server slot gets ctx_size / parallel); a model that cannot be planned against its config.
+ */
+async function addToolSchemas(models: ModelPlanEntry[], config: Config, offers: readonly AgentToolOffer[], llama: LlamaLoader, options: PlanOptions): Promise<void> {
+  const planned = new Set(models.map((entry) => entry.name));
+  const windowOf = (name: string): number | undefined => {
+    const ctx = models.find((entry) => entry.name === name)?.plan?.ctxSize;
+    const model = config.llama.models[name];
+    if (ctx === undefined || model === undefined) return undefined;
+    return model.engine === "llama-server" ? Math.floor(ctx / (options.parallel ?? model.parallel)) : ctx;
+  };
+  const shares = await measureToolSchemas(config, offers.filter((offer) => planned.has(offer.model)), { llama, windowOf, ...(options.signal ? { signal: options.signal } : {}) });
+  for (const entry of models) {
+    const mine = shares.filter((share) => share.model === entry.name);
+    if (mine.length > 0) entry.toolSchemas = mine;
   }
 }
 

@@ -69,6 +69,22 @@ export const modelPlanEntryJsonSchema = z.strictObject({
   model: modelFactsJsonSchema.optional(),
   plan: modelPlanJsonSchema.optional(),
   error: z.strictObject({ code: errorCode, message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
+  /** How much of each agent's context its tool schemas take (only for agents with tools). */
+  tool_schemas: z
+    .array(
+      z.strictObject({
+        agent: z.string(),
+        model: z.string(),
+        tools: z.number().int(),
+        tool_tokens: z.number().int(),
+        system_tokens: z.number().int(),
+        window: z.number().int(),
+        reply_reserve: z.number().int(),
+        counted: z.enum(["tokenizer", "estimate"]),
+        verdict: z.enum(["ok", "over_half", "no_room"]),
+      }),
+    )
+    .optional(),
 });
 
 export const planReportJsonSchema = z.strictObject({

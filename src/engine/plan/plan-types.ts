@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../../shared/runtime-error.js";
+import type { ToolSchemaShare } from "./tool-schema-budget.js";
 
 /**
  * The shapes `local-ai plan --json` and the stdio `plan` method return. Sizes are bytes (numbers:
@@ -85,6 +86,8 @@ export interface ModelPlanEntry {
   model?: ModelFacts;
   plan?: ModelPlan;
   error?: { code: ErrorCode; message: string; details?: Record<string, unknown> };
+  /** How much of a conversation's context each agent's tool schemas take on this model (when the caller listed them). */
+  toolSchemas?: ToolSchemaShare[];
 }
 
 export interface HardwareReport extends HardwareSnapshot {

@@ -1,6 +1,7 @@
 import { formatBytes } from "../../shared/format-bytes.js";
 import { formatParams } from "./plan-alternatives.js";
 import type { ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
+import { describeToolShare, toolShareFix } from "./tool-schema-budget.js";
 
 export interface RenderPlanOptions {
   /** ANSI colors; only on a TTY. */
@@ -8,6 +9,7 @@ export interface RenderPlanOptions {
 }
 
 const GREEN = "\u001b[32m";
+const YELLOW = "\u001b[33m";
 const RED = "\u001b[31m";
 const DIM = "\u001b[2m";
 const BOLD = "\u001b[1m";
@@ -50,6 +52,10 @@ function renderEntry(entry: ModelPlanEntry, paint: (code: string, text: string) 
     );
     for (const note of plan.notes) lines.push(`${INDENT}${paint(DIM, "note:")} ${note}`);
     if (plan.command) lines.push(`${INDENT}${paint(DIM, "command:")} ${plan.command.map(shellQuote).join(" ")}`);
+  }
+  for (const share of entry.toolSchemas ?? []) {
+    if (share.verdict === "ok") lines.push(`${INDENT}${paint(DIM, "tools:")} agent ${share.agent}: ${describeToolShare(share)}`);
+    else lines.push(`${INDENT}${paint(YELLOW, "warn:")} agent ${share.agent}: ${describeToolShare(share)}`, `${INDENT}${paint(DIM, "fix:")} ${toolShareFix(share)}`);
   }
   return lines;
 }

@@ -18,7 +18,7 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: Mode
   app.post("/v1/completions", async (c) => {
     const body = parseCompletionsRequest(await readJson(c));
     const { id, modelName } = resolveModel(body.model, deps.agents, models.names);
-    const engine = models.engine(modelName);
+    const engine = await models.engine(modelName);
     if (engine.complete === undefined) {
       throw new HttpError("completions_not_supported", `Model "${modelName}" (engine ${engine.kind}) cannot do text completion`, "model");
     }

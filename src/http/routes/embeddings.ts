@@ -13,7 +13,7 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, models: Model
     const body = parseEmbeddingsRequest(await readJson(c));
     const { id, modelName } = resolveModel(body.model, deps.agents, models.names);
     const description = models.describe(modelName);
-    const engine = models.engine(modelName);
+    const engine = await models.engine(modelName);
     if (!description.capabilities.embeddings || engine.embed === undefined) {
       throw new HttpError(
         "embeddings_not_supported",

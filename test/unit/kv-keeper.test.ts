@@ -1,0 +1,93 @@
+// KvKeeper's decisions (when to save, when to restore) against a recording stand-in for the files;
+// the real files and node-llama-cpp are exercised in test/e2e/embedded-kv-persistence.test.ts.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { describe, it } from "node:test";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { pino } from "pino";
+import { kvCacheDir } from "../../src/engine/create-engine.js";
+import { KvKeeper } from "../../src/engine/embedded/kv-keeper.js";
+import type { KvStateFiles, ModelIdentity, SavedState } from "../../src/engine/embedded/kv-state-files.js";
+
+const identity: ModelIdentity = { path: "/m.gguf", size: 1, mtime_ms: 1, llama_cpp: "x@1" };
+const tokens = (...values: number[]): Token[] => values as Token[];
+
+/** Remembers saves by key; a load puts the saved tokens into the sequence. */
+function fakeFiles(): { files: KvStateFiles; saved: Map<string, Token[]>; calls: string[] } {
+  const saved = new Map<string, Token[]>();
+  const calls: string[] = [];
+  const files = {
+    save: async (key: string, sequence: { contextTokens: Token[] }) => {
+      calls.push(`save ${key}`);
+      saved.set(key, [...sequence.contextTokens]);
+      return true;
+    },
+    find: async (key: string): Promise<SavedState | null> => {
+      const held = saved.get(key);
+      return held === undefined ? null : { key, tokens: held, statePath: "", stateBytes: 0, sha256: "" };
+    },
+    load: async (state: SavedState, sequence: { contextTokens: Token[] }) => {
+      calls.push(`load ${state.key}`);
+      sequence.contextTokens = [...state.tokens];
+      return true;
+    },
+  } as unknown as KvStateFiles;
+  return { files, saved, calls };
+}
+
+const sequenceHolding = (...values: number[]): LlamaContextSequence => ({ contextTokens: tokens(...values) }) as unknown as LlamaContextSequence;
+
+describe("KvKeeper", () => {
+  it("saves the owner's state when another conversation takes the sequence, and restores it on the owner's next turn", async () => {
+    const { files, calls } = fakeFiles();
+    const keeper = new KvKeeper(files, identity, pino({ level: "silent" }));
+    const sequence = sequenceHolding();
+    await keeper.prepare(sequence, "a", () => tokens(1, 2, 3));
+    (sequence as unknown as { contextTokens: Token[] }).contextTokens = tokens(1, 2, 3, 4, 5);
+    await keeper.prepare(sequence, "b", () => tokens(1, 9));
+    assert.deepEqual(calls, ["save a"]);
+    (sequence as unknown as { contextTokens: Token[] }).contextTokens = tokens(1, 9, 9);
+    await keeper.prepare(sequence, "a", () => tokens(1, 2, 3, 4, 5, 6));
+    assert.deepEqual(calls, ["save a", "save b", "load a"]);
+    assert.deepEqual(sequence.contextTokens, tokens(1, 2, 3, 4, 5));
+    // The same conversation again: nothing to do.
+    await keeper.prepare(sequence, "a", () => tokens(1, 2, 3, 4, 5, 6, 7));
+    assert.equal(calls.length, 3);
+  });
+
+  it("does not restore a state the prompt does not continue, nor one the sequence already holds more of", async () => {
+    const { files, saved, calls } = fakeFiles();
+    saved.set("a", tokens(1, 2, 3, 4));
+    const keeper = new KvKeeper(files, identity, pino({ level: "silent" }));
+    await keeper.prepare(sequenceHolding(), "a", () => tokens(1, 7, 7, 7, 7));
+    assert.deepEqual(calls, [], "the prompt shares 1 of 4 saved tokens");
+    await keeper.prepare(sequenceHolding(1, 2, 3, 4, 5), "a", () => tokens(1, 2, 3, 4, 5, 6));
+    assert.deepEqual(calls, [], "the sequence (nobody's) already holds more of the prompt");
+    await keeper.prepare(sequenceHolding(), "a", () => undefined);
+    assert.deepEqual(calls, ["load a"], "a prompt that cannot be rendered ahead: the session's state is restored");
+  });
+
+  it("saveAll saves what is not on disk yet, once; a restored state unchanged is not saved again", async () => {
+    const { files, calls } = fakeFiles();
+    const keeper = new KvKeeper(files, identity, pino({ level: "silent" }));
+    const [x, y, z] = [sequenceHolding(), sequenceHolding(), sequenceHolding(5, 5)];
+    await keeper.prepare(x, "a", () => undefined);
+    await keeper.prepare(y, undefined, () => undefined);
+    (x as unknown as { contextTokens: Token[] }).contextTokens = tokens(1, 2);
+    await keeper.saveAll([x, y, z]);
+    assert.deepEqual(calls, ["save a"], "y and z belong to no conversation");
+    const again = new KvKeeper(files, identity, pino({ level: "silent" }));
+    const w = sequenceHolding();
+    await again.prepare(w, "a", () => tokens(1, 2, 3));
+    await again.saveAll([w]);
+    assert.deepEqual(calls, ["save a", "load a"]);
+    // Closed: no more saves or restores.
+    await again.prepare(sequenceHolding(), "a", () => tokens(1, 2, 3));
+    assert.equal(calls.length, 2);
+  });
+
+  it("kv-cache folders: one per model under data_dir; a name unsafe as a folder name is hashed", () => {
+    assert.equal(kvCacheDir("/data", "default"), path.join("/data", "kv-cache", "default"));
+    assert.match(kvCacheDir("/data", "../x"), /kv-cache\/model-[0-9a-f]{16}$/);
+  });
+});
