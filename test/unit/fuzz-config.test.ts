@@ -105,7 +105,7 @@ describe("parseConfigText (fuzzed)", () => {
           `changed ${changed.join(".")} (${what.kind}); problems at ${result.problems.map((p) => p.path || "(root)").join(", ")}`,
         );
       }),
-      fuzzParams(400),
+      fuzzParams(200),
     );
   });
 
