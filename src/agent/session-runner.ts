@@ -243,7 +243,9 @@ export class SessionRunner {
       ...sampling,
       stepOptions: { ...sampling.stepOptions, cacheKey: `${userId}/${sessionId}` },
       ...loopLimits(config),
-      approveExecution: request.approve_execution === true,
+      // Resuming a paused turn, approve_execution answers the call the user was shown and nothing
+      // else: a later flagged call of the same turn pauses again instead of riding on that answer.
+      approveExecution: request.approve_execution === true && resumeDecision === undefined,
       ...(resumeDecision ? { resumeDecision } : {}),
       askApproval: options.askApproval,
       signal: options.signal,

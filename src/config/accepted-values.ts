@@ -75,6 +75,12 @@ export function describeAccepted(node: Node | undefined): string | undefined {
       return describeNumber(def);
     case "array":
       return "a list";
+    case "object": {
+      const keys = Object.keys(def.shape ?? {});
+      return keys.length === 0 ? "a mapping" : `a mapping with keys among ${keys.join(", ")}`;
+    }
+    case "record":
+      return "a mapping of names to settings";
     case "union": {
       const parts = (def.options ?? []).map((option) => describeAccepted(option));
       return parts.every((part) => part !== undefined) ? parts.join(" or ") : undefined;

@@ -49,7 +49,13 @@ export function parseConfigText(
   const envProblems = substituteEnv(doc, env, lineCounter);
   if (envProblems.length > 0) return { ok: false, problems: envProblems };
 
-  const raw: unknown = doc.toJS() ?? {};
+  // toJS resolves aliases: an alias to no anchor, or an alias bomb (yaml's maxAliasCount), throws here.
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (error) {
+    return { ok: false, problems: [{ path: "", message: `YAML: ${(error as Error).message.split("\n")[0] ?? "cannot be read"}` }] };
+  }
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter));

@@ -2,7 +2,7 @@
 // loudly when the binary has not been built (npm run build:llama-server); never fakes it.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFile, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -102,7 +102,7 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
   test("the --help probe of the real binary finds the flags we pass, once per binary", async (t) => {
     if (skipIfMissing(t)) return;
     const flags = await probeSupportedFlags(binary!);
-    for (const flag of ["-m", "--host", "--port", "-c", "-ngl", "--parallel", "-t", "--api-key", "--jinja", "--slots", "--no-webui"]) {
+    for (const flag of ["-m", "--host", "--port", "-c", "-ngl", "--parallel", "-t", "--api-key", "--api-key-file", "--jinja", "--slots", "--no-webui"]) {
       assert.ok(flags.has(flag), flag);
     }
     assert.equal(await probeSupportedFlags(binary!), flags, "cached by path + mtime");
@@ -127,6 +127,10 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     assert.equal(health.degradationTier, "NORMAL");
     assert.equal(health.circuit, "closed");
     const pid = childPid(engine);
+    // The key is off the command line (readable by every local user) and its file is gone once ready.
+    const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0");
+    assert.ok(cmdline.includes("--api-key-file") && !cmdline.includes("--api-key"), cmdline.join(" "));
+    assert.deepEqual((await readdir(path.dirname(pidFilePath(dataDir, "demo")))).filter((name) => name.endsWith(".key")), []);
     await engine.warmUp(); // idempotent: same child
     assert.equal(childPid(engine), pid);
 

@@ -11,6 +11,16 @@ import { alive, childPids, everythingServer, filesystemServer, tempRoot, waitUnt
  * The real thing: @modelcontextprotocol/server-everything and two server-filesystem instances
  * (two, so their tool names clash) over stdio through the official SDK client.
  */
+/** Secrets our process may hold; none may be passed on to an MCP server. */
+const SECRETS = {
+  LOCAL_AI_TEST_SECRET: "must-not-leak",
+  OPENAI_API_KEY: "sk-must-not-leak",
+  LOCAL_AI_TOKEN: "token-must-not-leak",
+  LLAMA_API_KEY: "llama-must-not-leak",
+  AWS_SECRET_ACCESS_KEY: "aws-must-not-leak",
+  NODE_OPTIONS: "--require /tmp/must-not-load.js",
+};
+
 describe("McpToolProvider with servers from npm", { timeout: 60_000 }, () => {
   const { logger, records } = captureLogger("debug");
   let provider: McpToolProvider;
@@ -36,7 +46,7 @@ describe("McpToolProvider with servers from npm", { timeout: 60_000 }, () => {
         files: filesystemServer(root, { requires_approval: ["write_file"] }),
         files2: filesystemServer(path.join(root, "sub"), { requires_approval: true }),
       },
-      { logger, env: { ...process.env, LOCAL_AI_TEST_SECRET: "must-not-leak" } },
+      { logger, env: { ...process.env, ...SECRETS } },
     );
     const started = Date.now();
     await provider.start();
@@ -118,7 +128,9 @@ describe("McpToolProvider with servers from npm", { timeout: 60_000 }, () => {
     const result = await provider.call("get-env", {}, {});
     const env = JSON.parse(result.content) as Record<string, string>;
     assert.equal(env.FROM_CONFIG, "yes");
-    assert.equal(env.LOCAL_AI_TEST_SECRET, undefined);
+    // Our own secrets (the upstream key, the HTTP token, anything else) never reach a tool server.
+    for (const name of Object.keys(SECRETS)) assert.equal(env[name], undefined, `${name} leaked to the MCP server`);
+    assert.deepEqual(Object.values(env).filter((value) => Object.values(SECRETS).includes(value)), []);
     assert.equal(env.PATH, process.env.PATH);
   });
 

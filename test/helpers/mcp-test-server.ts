@@ -2,8 +2,9 @@
  * A small MCP server built with the official SDK, run over stdio by the tests: it covers what the
  * npm servers cannot show on demand (pagination, names that need sanitizing, a crash, a tool that
  * reports its own cancellation on stderr, huge and binary output, a task-only tool).
- * Usage: node mcp-test-server.js [--fail-start] [--page-size N]
+ * Usage: node mcp-test-server.js [--fail-start] [--page-size N] [--slow-echo-ms N] [--flood-stderr MB]
  */
+import { writeSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -12,6 +13,29 @@ const argv = process.argv.slice(2);
 if (argv.includes("--fail-start")) {
   process.stderr.write("fixture: refusing to start (bad configuration)\n");
   process.exit(2);
+}
+// `--flood-stderr MB`: writes that much to stderr before serving (half one endless line, half
+// short lines), synchronously, so the server is only ready once its reader has drained it all.
+const floodIndex = argv.indexOf("--flood-stderr");
+if (floodIndex !== -1) {
+  const total = Number(argv[floodIndex + 1]) * 1024 * 1024;
+  const noNewline = Buffer.alloc(1024 * 1024, 0x61);
+  const lines = Buffer.from("flood line\n".repeat(95_000));
+  for (let written = 0; written < total; ) {
+    const chunk = written < total / 2 ? noNewline : lines;
+    written += writeAll(chunk);
+  }
+}
+function writeAll(chunk: Buffer): number {
+  for (let offset = 0; offset < chunk.length; ) {
+    try {
+      offset += writeSync(2, chunk, offset);
+    } catch (error) {
+      // A non-blocking pipe that is full: try again (the reader drains it).
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+    }
+  }
+  return chunk.length;
 }
 const slowEchoIndex = argv.indexOf("--slow-echo-ms");
 const slowEchoMs = slowEchoIndex === -1 ? 0 : Number(argv[slowEchoIndex + 1]);

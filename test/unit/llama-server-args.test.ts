@@ -93,6 +93,15 @@ test("redactServerArgs hides the per-launch key", () => {
   assert.equal(redacted[redacted.indexOf("--api-key") + 1], "[redacted]");
 });
 
+test("the key goes in a file when the binary lists --api-key-file, so it is never on the command line", () => {
+  const supportedFlags = new Set([...base.supportedFlags, "--api-key-file"]);
+  const args = buildServerArgs({ ...base, supportedFlags, apiKeyFile: "/data/run/llama-server-m.key" });
+  assert.ok(!args.includes("k3y") && !args.includes("--api-key"), args.join(" "));
+  assert.deepEqual(args.slice(args.indexOf("--api-key-file"), args.indexOf("--api-key-file") + 2), ["--api-key-file", "/data/run/llama-server-m.key"]);
+  // An older binary without the flag still gets the key the only way it can take it.
+  assert.equal(buildServerArgs({ ...base, apiKeyFile: "/x.key" })[buildServerArgs({ ...base, apiKeyFile: "/x.key" }).indexOf("--api-key") + 1], "k3y");
+});
+
 test("managedFlagsIn finds flags that would redirect the server away from our checks", () => {
   assert.deepEqual(managedFlagsIn(["--port", "9000", "--temp", "1", "--host=0.0.0.0"]), ["--port", "--host"]);
   assert.deepEqual(managedFlagsIn(["--api-key-file", "k", "-m", "x"]), ["--api-key-file", "-m"]);

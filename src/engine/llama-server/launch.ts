@@ -11,6 +11,7 @@ import type { DegradationTier, LaunchShape } from "./degradation.js";
 import { probeSupportedFlags } from "./help-probe.js";
 import { LogTail } from "../../shared/process/log-tail.js";
 import { errorExcerpt } from "./error-excerpt.js";
+import { removeApiKeyFile, writeApiKeyFile } from "./api-key-file.js";
 import { removePidFile, writePidFile } from "./pid-file.js";
 import { claimPort } from "./port-claim.js";
 import { StartupExit, waitForReady } from "./readiness.js";
@@ -96,6 +97,7 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
   signal.throwIfAborted();
 
   const apiKey = randomBytes(24).toString("base64url");
+  const apiKeyFile = supportedFlags.has("--api-key-file") ? await writeApiKeyFile(plan.pidFile, apiKey) : undefined;
   const args = buildServerArgs({
     modelPath: plan.modelPath,
     port: plan.port,
@@ -105,6 +107,7 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
     parallel: plan.parallel,
     extraArgs: plan.extraArgs,
     apiKey,
+    ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
     supportedFlags,
   });
   const attemptTail = new LogTail(60);
@@ -119,6 +122,9 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
       attemptTail.push(line);
       lastProgressAt = Date.now();
     },
+  }).catch(async (error: unknown) => {
+    await removeApiKeyFile(apiKeyFile);
+    throw error;
   });
   hooks.onSpawn(child);
   const endpoint: ServerEndpoint = { origin: `http://${LLAMA_SERVER_HOST}:${plan.port}`, port: plan.port, apiKey };
@@ -143,6 +149,9 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
     await child.stop(plan.stopGraceMs);
     await removePidFile(plan.pidFile, child.pid).catch(() => undefined);
     throw explainLaunchFailure(error, attemptTail, signal);
+  } finally {
+    // Read at startup: a ready (or dead) server no longer needs it on disk.
+    await removeApiKeyFile(apiKeyFile).catch(() => undefined);
   }
   const readyAt = Date.now();
   logger.info({ child_pid: child.pid, port: plan.port, tier: plan.tier, ctx: plan.shape.ctxSize, ngl: plan.shape.gpuLayers, ms: readyAt - spawnedAt }, "llama-server ready");

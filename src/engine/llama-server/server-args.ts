@@ -22,6 +22,8 @@ export interface ServerArgsInput {
   extraArgs: readonly string[];
   /** Per-launch key: requests carry it, and an answer that rejects it is someone else's server. */
   apiKey: string;
+  /** A file holding apiKey; passed as `--api-key-file` when the binary lists it, keeping the key off the command line. */
+  apiKeyFile?: string;
   /** Flags this binary supports (from `--help`); see parseHelpFlags. */
   supportedFlags: ReadonlySet<string>;
 }
@@ -70,7 +72,8 @@ export function buildServerArgs(input: ServerArgsInput): string[] {
   if (input.gpuLayers >= 0) add(SPELLINGS.gpuLayers, String(input.gpuLayers));
   if (input.parallel > 0) add(SPELLINGS.parallel, String(input.parallel));
   if (input.threads > 0) add(SPELLINGS.threads, String(input.threads));
-  add(SPELLINGS.apiKey, input.apiKey);
+  if (input.apiKeyFile !== undefined && supported.has("--api-key-file")) args.push("--api-key-file", input.apiKeyFile);
+  else add(SPELLINGS.apiKey, input.apiKey);
   add(SPELLINGS.jinja);
   add(SPELLINGS.slots);
   add(SPELLINGS.noWebui);

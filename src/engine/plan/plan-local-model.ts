@@ -12,6 +12,8 @@ import { validateGguf } from "./validate-gguf.js";
 
 /** Shown instead of the real key: a new one is made for every launch and never printed. */
 export const API_KEY_PLACEHOLDER = "<per-launch key>";
+/** Binaries that list --api-key-file get the key in a file (mode 600, removed once ready), never on the command line. */
+export const API_KEY_FILE_PLACEHOLDER = "<per-launch key file>";
 
 /** What planning one local model needs; shared by all models of one report. */
 export interface LocalPlanContext {
@@ -107,6 +109,7 @@ async function serverCommand(binary: string, modelPath: string, model: ModelConf
     parallel: model.parallel,
     extraArgs: model.extra_args,
     apiKey: API_KEY_PLACEHOLDER,
+    apiKeyFile: API_KEY_FILE_PLACEHOLDER,
     supportedFlags,
   });
   return [binary, ...args];
