@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
 import type { ChatMessage, ContentPart, SamplingOverrides } from "../engine/chat-types.js";
-import type { Engine } from "../engine/engine.js";
+import type { Engine, LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
@@ -79,11 +79,11 @@ interface RunContext {
 export class SessionRunner {
   constructor(private readonly deps: SessionRunnerDeps) {}
 
-  /** Starts the agent's engine and the tool servers; shared by concurrent callers. */
-  async warmUp(agentName?: string, signal?: AbortSignal): Promise<void> {
+  /** Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`: the model's download and load. */
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
-    await Promise.all([this.deps.engineFor(agent.model).warmUp(signal ? { signal } : {}), this.deps.tools.start(signal)]);
+    await Promise.all([this.deps.engineFor(agent.model).warmUp({ ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) }), this.deps.tools.start(signal)]);
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */

@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import type { CliDeps } from "./cli-deps.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerPlanCommand } from "./commands/plan.js";
+import { registerModelsCommand } from "./commands/models.js";
 import { registerPodCommand } from "./commands/pod.js";
+import { registerPullCommand } from "./commands/pull.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
 import { registerServeSocketCommand } from "./commands/serve-socket.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
@@ -26,6 +28,8 @@ export function createProgram(deps: CliDeps): Command {
   registerPodCommand(program, deps);
   registerDoctorCommand(program, deps);
   registerPlanCommand(program, deps);
+  registerPullCommand(program, deps);
+  registerModelsCommand(program, deps);
   return program;
 }
 

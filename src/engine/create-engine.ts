@@ -6,6 +6,8 @@ import { physicalCores } from "./cpu-cores.js";
 import { EmbeddedEngine } from "./embedded/embedded-engine.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import type { Engine } from "./engine.js";
+import { ManagedEngine } from "./managed-engine.js";
+import type { ModelFileSource } from "./model-file.js";
 import { LlamaServerEngine } from "./llama-server/llama-server-engine.js";
 import { OpenAiEngine } from "./openai/openai-engine.js";
 
@@ -15,6 +17,8 @@ export interface EngineFactoryDeps {
   llama: LlamaRuntime;
   /** Checks GGUF metadata before llama.cpp loads it. */
   validateModel?: (path: string) => Promise<void>;
+  /** Where a model's GGUF is (a reference in `path` resolves to its download); the `path` itself by default. */
+  modelFile?: ModelFileSource;
 }
 
 /** The engine for `llama.models.<name>`, chosen by its `engine` key. */
@@ -29,6 +33,7 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
         logger,
         parallel: model.parallel,
         ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
+        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
     case "llama-server":
       return new LlamaServerEngine(name, model, {
@@ -38,6 +43,7 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
         threads: model.threads === "auto" ? autoThreads("llama-server", physicalCores()) : model.threads,
         gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
         parallel: model.parallel,
+        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
     case "openai":
       return new OpenAiEngine(name, model, { logger });
@@ -48,16 +54,23 @@ export function createEngine(name: string, deps: EngineFactoryDeps): Engine {
   }
 }
 
-/** One engine per configured model, created on first use and closed together. */
+/**
+ * One engine per configured model, created on first use and closed together. Each is a
+ * ManagedEngine: unloadable on request (`unload`) and after `idle_unload_s` without use.
+ */
 export class EngineRegistry {
-  private readonly engines = new Map<string, Engine>();
+  private readonly engines = new Map<string, ManagedEngine>();
 
   constructor(private readonly deps: EngineFactoryDeps) {}
 
   get(name: string): Engine {
     let engine = this.engines.get(name);
     if (engine === undefined) {
-      engine = createEngine(name, this.deps);
+      const model = this.deps.config.llama.models[name];
+      engine = new ManagedEngine(() => createEngine(name, this.deps), {
+        idleUnloadMs: model?.idle_unload_s === null || model?.idle_unload_s === undefined ? null : model.idle_unload_s * 1000,
+        logger: this.deps.logger,
+      });
       this.engines.set(name, engine);
     }
     return engine;
@@ -66,6 +79,25 @@ export class EngineRegistry {
   /** Engines created so far, by model name. */
   created(): ReadonlyMap<string, Engine> {
     return this.engines;
+  }
+
+  /**
+   * Frees the named model (or every loaded one) and returns the names that were loaded; an
+   * unknown name is invalid_params; a model with requests running is `busy` (nothing is unloaded
+   * then, not even the others).
+   */
+  async unload(name?: string): Promise<string[]> {
+    if (name !== undefined && !(name in this.deps.config.llama.models)) {
+      const known = Object.keys(this.deps.config.llama.models);
+      throw new RuntimeError("invalid_params", `Unknown model "${name}"; configured models: ${known.length > 0 ? known.join(", ") : "none"}`, { details: { model: name, known } });
+    }
+    const targets = [...this.engines].filter(([model]) => name === undefined || model === name);
+    const busy = targets.find(([, engine]) => engine.inFlight > 0);
+    // All or nothing: the busy model's own refusal (busy, with its count) answers for the whole call.
+    if (busy !== undefined) await busy[1].unload();
+    const unloaded: string[] = [];
+    for (const [model, engine] of targets) if (await engine.unload()) unloaded.push(model);
+    return unloaded;
   }
 
   async closeAll(): Promise<void> {

@@ -57,6 +57,8 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
           runDoctor: async (signal) => (await runtime.get()).runDoctor(signal),
           sessionRunner: async () => (await runtime.get()).sessionRunner(),
           runPlan: async (params, signal) => (await runtime.get()).runPlan(params, signal),
+          pull: async (call) => (await runtime.get()).pull(call),
+          unload: async (model) => (await runtime.get()).unload(model),
         },
         control,
         wire,

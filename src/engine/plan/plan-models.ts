@@ -5,7 +5,7 @@ import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { describeHardware, probeHardware } from "./hardware.js";
 import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
-import { planLocalModel, type LocalPlanContext } from "./plan-local-model.js";
+import { localModelInfo, planLocalModel, type LocalPlanContext, type ModelInfoSource } from "./plan-local-model.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
 
 export interface PlanOptions {
@@ -23,6 +23,8 @@ export interface PlanOptions {
   checkBinary?: boolean;
   /** Overrides each model's `parallel` (chats generating at once on one model). */
   parallel?: number;
+  /** Where each model's GGUF metadata comes from; the file at its `path` by default. */
+  modelInfo?: ModelInfoSource;
 }
 
 /** The report of `local-ai plan`: every configured model (or one), each planned on its own. */
@@ -35,6 +37,7 @@ export async function planModels(config: Config, options: PlanOptions = {}): Pro
     return probed;
   };
   const context: LocalPlanContext = {
+    modelInfo: options.modelInfo ?? localModelInfo,
     config,
     llama: llama.get,
     hardware,
