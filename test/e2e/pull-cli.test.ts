@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,6 +18,7 @@ import { CLI_PATH } from "../helpers/cli-process.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
 import { PULL_FIXTURE_SHAPE, partialFileKeptRanges } from "../helpers/pull-fixtures.js";
 import { hugeModel, midsizeModel } from "../helpers/virtual-models.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 interface CliRun {
   code: number | null;
@@ -174,28 +176,19 @@ describe("local-ai pull, plan --model REF, models (built CLI, loopback model ser
       // Every download stream stalls at the cut; once the bar shows all the bytes the server
       // sent for the download (the first ranged request was the fit check's header read), the
       // finished chunks are recorded: Ctrl-C then.
-      await new Promise<void>((resolve, reject) => {
-        const state = (): { holding: number; sent: number; shown: number } => {
-          const ranged = server.requests.filter((request) => request.status === 206);
-          const sent = ranged.slice(1).reduce((sum, request) => sum + request.bytes, 0);
-          const shown = Number([...screen.matchAll(/(\d+\.\d) MiB of/g)].at(-1)?.[1] ?? 0);
-          return { holding: server.holding, sent, shown };
-        };
-        const check = (): void => {
-          const now = state();
-          if (now.holding >= 3 && now.sent >= cut / 2 && now.shown >= now.sent / MiB - 0.05) {
-            clearTimeout(timer);
-            server.off("hold", check);
-            resolve();
-          }
-        };
-        const timer = setTimeout(() => reject(new Error(`the download did not stall at the cut: ${JSON.stringify(state())} ${screen.slice(-1000)}`)), 90_000);
-        terminal.onData((data) => {
-          screen += data;
-          check();
-        });
-        server.on("hold", check);
+      const sent = (): number => server.requests.filter((request) => request.status === 206).slice(1).reduce((sum, request) => sum + request.bytes, 0);
+      const shown = (): number => Number([...screen.matchAll(/(\d+\.\d) MiB of/g)].at(-1)?.[1] ?? 0);
+      const output = new EventEmitter();
+      terminal.onData((data) => {
+        screen += data;
+        output.emit("data");
       });
+      await waitUntil(
+        () => server.holding >= 3 && sent() >= cut / 2 && shown() >= sent() / MiB - 0.05,
+        [{ emitter: server, event: "hold" }, { emitter: output, event: "data" }],
+        90_000,
+        () => `holding ${server.holding}, sent ${sent()}, shown ${shown()} MiB: ${screen.slice(-1000)}`,
+      );
       terminal.write("\u0003");
       assert.equal(await exited, 130, screen.slice(-2000));
     } finally {
