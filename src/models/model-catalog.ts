@@ -116,10 +116,11 @@ async function describeFile(name: string, file: string, usedBy: string[]): Promi
     return { ...base, status: "unreadable", problem: error instanceof Error ? error.message : String(error) };
   }
   const facts = factsOf(info, base.bytes);
-  const shortfall = findShortfalls(info.fullTensorInfo ?? [], sizes)[0];
+  const headerEnd = Number(info.infoEndOffset);
+  const shortfall = (info.fullTensorInfo ?? []).length > 0 && headerEnd > (sizes[0] ?? 0) ? { part: 1, neededBytes: headerEnd, actualBytes: sizes[0] ?? 0 } : findShortfalls(info.fullTensorInfo ?? [], sizes)[0];
   if (shortfall !== undefined) {
     const missing = shortfall.neededBytes - shortfall.actualBytes;
-    return { ...base, ...facts, status: "truncated", problem: `cut short: ${missing} bytes of tensor data missing${parts.length > 1 ? ` in part ${shortfall.part}` : ""}; pull it again` };
+    return { ...base, ...facts, status: "truncated", problem: `cut short: ${missing} bytes missing${parts.length > 1 ? ` in part ${shortfall.part}` : ""}; pull it again` };
   }
   return { ...base, ...facts };
 }

@@ -2,7 +2,8 @@
  * Bytes per block and values per block of every ggml tensor type a GGUF file may hold (ggml.c's
  * type_traits), so the size of a tensor's data is known from its header entry alone, in JS,
  * without loading llama.cpp. A unit test checks this table against llama.cpp's own numbers.
- * Types 4 and 5 (Q4_2, Q4_3) were removed from ggml before GGUF existed; they have no entry.
+ * Types llama.cpp no longer loads (4-5 Q4_2/Q4_3; 31-33 and 36-38, the old repacked Q4_0/IQ4_NL
+ * layouts) have no entry: a tensor of an unknown type is not sized (the check skips it).
  */
 const SIZES: ReadonlyMap<number, { blockValues: number; blockBytes: number }> = new Map([
   [0, { blockValues: 1, blockBytes: 4 }], // F32
@@ -34,15 +35,12 @@ const SIZES: ReadonlyMap<number, { blockValues: number; blockBytes: number }> = 
   [28, { blockValues: 1, blockBytes: 8 }], // F64
   [29, { blockValues: 256, blockBytes: 56 }], // IQ1_M
   [30, { blockValues: 1, blockBytes: 2 }], // BF16
-  [31, { blockValues: 32, blockBytes: 18 }], // Q4_0_4_4 (repacked Q4_0, old files)
-  [32, { blockValues: 32, blockBytes: 18 }], // Q4_0_4_8
-  [33, { blockValues: 32, blockBytes: 18 }], // Q4_0_8_8
   [34, { blockValues: 256, blockBytes: 54 }], // TQ1_0
   [35, { blockValues: 256, blockBytes: 66 }], // TQ2_0
-  [36, { blockValues: 32, blockBytes: 18 }], // IQ4_NL_4_4
-  [37, { blockValues: 32, blockBytes: 18 }], // IQ4_NL_4_8
-  [38, { blockValues: 32, blockBytes: 18 }], // IQ4_NL_8_8
   [39, { blockValues: 32, blockBytes: 17 }], // MXFP4
+  [40, { blockValues: 64, blockBytes: 36 }], // NVFP4
+  [41, { blockValues: 128, blockBytes: 18 }], // Q1_0
+  [42, { blockValues: 64, blockBytes: 18 }], // Q2_0
 ]);
 
 /** The ggml type ids this table knows. */

@@ -48,19 +48,22 @@ export function findShortfalls(tensors: readonly TensorExtent[], partSizes: read
  * otherwise fail to load it with only a vague message, after doctor and plan had passed it.
  * Needs the tensor infos (readGgufFileInfo's default).
  */
-export async function assertGgufComplete(path: string, info: Pick<GgufFileInfo, "fullTensorInfo">): Promise<void> {
+export async function assertGgufComplete(path: string, info: Pick<GgufFileInfo, "fullTensorInfo" | "infoEndOffset">): Promise<void> {
   const tensors = info.fullTensorInfo ?? [];
-  if (tensors.length === 0) return;
   const parts = splitPartPaths(path);
   const sizes = await Promise.all(parts.map((part) => stat(part).then((stats) => stats.size, () => 0)));
-  const shortfalls = findShortfalls(tensors, sizes);
+  if (tensors.length === 0) return;
+  // Cut inside the header itself: node-llama-cpp's reader then sees zeros past the end, so the
+  // metadata looks merely incomplete; the header's own end (before the data) says what it is.
+  const headerEnd = Number(info.infoEndOffset);
+  const shortfalls: Shortfall[] = Number.isFinite(headerEnd) && headerEnd > (sizes[0] ?? 0) ? [{ part: 1, neededBytes: headerEnd, actualBytes: sizes[0] ?? 0 }] : findShortfalls(tensors, sizes);
   const first = shortfalls[0];
   if (first === undefined) return;
   const file = parts[first.part - 1] ?? path;
   const missing = first.neededBytes - first.actualBytes;
   throw new RuntimeError(
     "model_missing",
-    `${file} is truncated: its header describes ${first.neededBytes} bytes of tensor data but the file has ${first.actualBytes} (${missing} bytes missing); the download or copy did not finish. Download or copy it again (for a pulled model: \`local-ai pull <ref>\` again)`,
+    `${file} is truncated: its header describes ${first.neededBytes} bytes (header and tensor data) but the file has ${first.actualBytes} (${missing} bytes missing); the download or copy did not finish. Download or copy it again (for a pulled model: \`local-ai pull <ref>\` again)`,
     { details: { path: file, reason: "truncated", needed_bytes: first.neededBytes, actual_bytes: first.actualBytes, ...(parts.length > 1 ? { part: first.part, parts: parts.length } : {}) } },
   );
 }

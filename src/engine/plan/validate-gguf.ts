@@ -58,6 +58,8 @@ export async function validateGguf(path: string, options: { signal?: AbortSignal
       cause: error,
     });
   }
+  // Before the metadata: a file cut short looks like one with missing keys.
+  await assertGgufComplete(path, info);
   const problems = ggufMetadataProblems(info.metadata);
   if (problems.length > 0) {
     throw new RuntimeError(
@@ -66,7 +68,6 @@ export async function validateGguf(path: string, options: { signal?: AbortSignal
       { details: { path, reason: "bad_metadata", problems } },
     );
   }
-  await assertGgufComplete(path, info);
   return info;
 }
 
