@@ -269,6 +269,12 @@ describe("local-ai pull, plan --model REF, models (built CLI, loopback model ser
     const human = await runCli(["models"], cwd);
     assert.match(human.stdout, /^ {2}pull-model\.gguf {2}3\d\.\d MiB {2}llama, \d+M params, F16, trained ctx 2048\n {6}used by: llama\.models\.default$/m);
     assert.match(human.stdout, /not downloaded: llama\.models\.later \(hf:owner\/Other-GGUF:Q4_K_M\): `local-ai pull hf:owner\/Other-GGUF:Q4_K_M`/);
+    const doctor = JSON.parse((await runCli(["doctor", "--json"], cwd)).stdout) as { checks: Array<{ id: string; status: string; finding: string; fix?: string }> };
+    const later = doctor.checks.find((check) => check.id === "model.later");
+    assert.equal(later?.status, "fail");
+    assert.match(later?.finding ?? "", /^llama\.models\.later\.path: hf:owner\/Other-GGUF:Q4_K_M is not downloaded yet/);
+    assert.equal(later?.fix, "run `local-ai pull hf:owner/Other-GGUF:Q4_K_M`");
+    assert.equal(doctor.checks.find((check) => check.id === "model.default")?.status, "ok", "the downloaded reference is found");
 
     const refused = await runCli(["models", "rm", "pull-model.gguf"], cwd);
     assert.equal(refused.code, 2);

@@ -44,6 +44,7 @@ describe("stdio pull, unload, download: auto, idle_unload_s (built CLI)", () => 
     server = await ModelFileServer.start();
     bigUrl = server.serve("/files/v1/pull-model.gguf", fileSource(big, bigSize));
     tinyUrl = server.serve("/files/v1/tiny.gguf", fileSource(tiny, tinySize));
+    server.serveHub("owner", "Tiny-GGUF", "tiny.Q8_0.gguf", fileSource(tiny, tinySize), "Q8_0");
     const huge = hugeModel();
     server.serve("/files/v1/huge.gguf", virtualSource(huge.header, huge.totalBytes));
   });
@@ -132,6 +133,17 @@ describe("stdio pull, unload, download: auto, idle_unload_s (built CLI)", () => 
     assert.equal(server.bytesServed().whole, 0);
     proc.endInput();
     await proc.exited;
+  });
+
+  it("an hf: pull through HF_ENDPOINT keeps stdout clean even when node-llama-cpp prints (a rate-limited manifest)", async () => {
+    const { proc, dir } = await serve("  models_dir: ./models\n", [], { HF_ENDPOINT: server.origin, LOCAL_AI_LOG_LEVEL: "info" });
+    server.rateLimitManifests(1);
+    const result = await proc.request({ id: "h", method: "pull", params: { ref: "hf:owner/Tiny-GGUF:Q8_0" } }, PULL_TIMEOUT_MS);
+    assert.deepEqual(result.result, { path: path.join(dir, "models", "hf_owner_Tiny.Q8_0.gguf"), bytes: tinySize });
+    assert.match(proc.stderr, /Received a rate limit response from Hugging Face/, "node-llama-cpp's console notice went to the log");
+    proc.endInput();
+    await proc.exited;
+    assert.deepEqual(protocolViolations(proc), []);
   });
 
   it("JSON-RPC carries the progress as $/event notifications", async () => {

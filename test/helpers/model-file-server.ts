@@ -61,6 +61,8 @@ export class ModelFileServer extends EventEmitter {
   readonly requests: ServedRequest[] = [];
   private readonly files = new Map<string, FileSource>();
   private readonly manifests = new Map<string, string>();
+  /** Manifest requests still to answer 429 (the hub's rate limit, retry after 0 s). */
+  private rateLimited = 0;
   /** Hub paths (manifest and resolve) answer 401 unless `Authorization: Bearer <token>` (a gated repository). */
   private hubToken: string | null = null;
   /** Responses send nothing at or past this file offset: they hold the connection there (null: no cut). */
@@ -93,6 +95,11 @@ export class ModelFileServer extends EventEmitter {
   serveHub(user: string, repo: string, file: string, source: FileSource, tag?: string): void {
     this.files.set(`/${user}/${repo}/resolve/main/${file}`, source);
     if (tag !== undefined) this.manifests.set(`/v2/${user}/${repo}/manifests/${tag}`, file);
+  }
+
+  /** The next `count` manifest requests are rate limited (429 with `ratelimit: ...;t=0`). */
+  rateLimitManifests(count: number): void {
+    this.rateLimited = count;
   }
 
   /** Gates the hub paths behind this token (null: open). */
@@ -152,6 +159,12 @@ export class ModelFileServer extends EventEmitter {
       return;
     }
     const manifest = this.manifests.get(url.pathname);
+    if (manifest !== undefined && this.rateLimited > 0) {
+      this.rateLimited -= 1;
+      record.status = 429;
+      response.writeHead(429, { ratelimit: '"api";r=0;t=0' }).end("Too Many Requests");
+      return;
+    }
     if (manifest !== undefined) {
       record.status = 200;
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ggufFile: { rfilename: manifest } }));

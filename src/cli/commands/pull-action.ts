@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { routeConsole } from "../../app/route-console.js";
 import { formatBytes } from "../../diagnostics/check-result.js";
 import { describeFacts } from "../../diagnostics/checks/model-insights.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
@@ -39,6 +40,10 @@ export async function runPullCommand(ref: string, command: Command, deps: CliDep
     bar.end();
     deps.stderr.write(`${line}\n`);
   };
+  // stdout is the path alone, even when node-llama-cpp prints (a Hugging Face rate-limit notice).
+  const restoreConsole = routeConsole((level, text) => {
+    if (level !== "debug") say(text);
+  });
   try {
     const { config } = await configOrDefaults(options.config, deps);
     const settings = downloadSettingsOf(config, deps.env);
@@ -65,6 +70,7 @@ export async function runPullCommand(ref: string, command: Command, deps: CliDep
       deps.setExitCode(failure.code === "invalid_params" ? 2 : 1);
     }
   } finally {
+    restoreConsole();
     process.off("SIGINT", onInterrupt);
     await flushLogger(logger);
     // A connection the downloader could not abort (a server that never answered) must not keep
