@@ -16,7 +16,7 @@ import type { Catalog } from "../../src/models/model-catalog.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
-import { PULL_FIXTURE_SHAPE, partialFileKeptRanges } from "../helpers/pull-fixtures.js";
+import { PULL_FIXTURE_SHAPE, partialFileKeptRanges, writeSplitTinyModel } from "../helpers/pull-fixtures.js";
 import { hugeModel, midsizeModel } from "../helpers/virtual-models.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -126,6 +126,26 @@ describe("local-ai pull, plan --model REF, models (built CLI, loopback model ser
     } finally {
       server.gateHub(null);
     }
+  });
+
+  it("pulls a split model by hf:owner/repo/file.gguf: every part; models lists it once; a cut part is named", async () => {
+    const cwd = await freshFolder("split");
+    const parts = await writeSplitTinyModel(dir, "split-tiny");
+    for (const part of parts) server.serveHub("owner", "Split-GGUF", path.basename(part), fileSource(part, (await stat(part)).size));
+    const run = await runCli(["pull", "hf:owner/Split-GGUF/split-tiny-00001-of-00002.gguf"], cwd, { HF_ENDPOINT: server.origin });
+    assert.equal(run.code, 0, run.stderr);
+    const first = run.stdout.trim();
+    assert.match(first, /\/\.local-ai\/models\/hf_owner_split-tiny-00001-of-00002\.gguf$/);
+    const second = first.replace("-00001-of-", "-00002-of-");
+    assert.equal(await sha(first), await sha(parts[0]));
+    assert.equal(await sha(second), await sha(parts[1]));
+    const listed = JSON.parse((await runCli(["models", "--json"], cwd)).stdout) as Catalog;
+    const total = (await stat(parts[0])).size + (await stat(parts[1])).size;
+    assert.deepEqual(listed.models.map((entry) => [entry.file, entry.parts, entry.bytes, entry.status]), [[path.basename(first), 2, total, "ok"]]);
+    await truncate(second, (await stat(second)).size - 100);
+    const cut = JSON.parse((await runCli(["models", "--json"], cwd)).stdout) as Catalog;
+    assert.equal(cut.models[0]?.status, "truncated");
+    assert.match(cut.models[0]?.problem ?? "", /100 bytes missing in part 2; pull it again/);
   });
 
   it("refuses a model that does not fit before anything is downloaded, from its header alone", async () => {

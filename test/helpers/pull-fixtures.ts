@@ -1,6 +1,7 @@
 // The model the pull tests download, and a look into the partial file a cut download leaves.
 import { open } from "node:fs/promises";
-import type { BenchShape } from "../fixtures/gguf/index.js";
+import path from "node:path";
+import { gguf, GgmlType, llamaMetadata, llamaTensorSlots, rowChunks, tinyHParams, tinyVocab, writeGguf, type BenchShape, type GgufValue } from "../fixtures/gguf/index.js";
 
 /** A llama of ~33 MB (7 of ipull's 5 MiB chunks): big enough to cut mid-file, quick to write. */
 export const PULL_FIXTURE_SHAPE: BenchShape = {
@@ -33,4 +34,30 @@ export async function partialFileKeptRanges(partial: string, size: number): Prom
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A model split in two GGUF files the way llama.cpp's gguf-split names and tags them
+ * (`<stem>-00001-of-00002.gguf`, `split.no`, `split.count`, `split.tensors.count`): the tiny
+ * model's metadata in the first, its tensors divided between both. Returns the two paths.
+ */
+export async function writeSplitTinyModel(dir: string, stem: string): Promise<[string, string]> {
+  const hp = tinyHParams();
+  const { vocab } = tinyVocab();
+  const tensors = llamaTensorSlots(hp, vocab.tokens.length).map((slot) => ({
+    name: slot.name,
+    shape: slot.shape,
+    type: GgmlType.F32,
+    data: () => rowChunks(slot.shape, (_row, out) => out.fill(0.01)),
+  }));
+  const half = Math.ceil(tensors.length / 2);
+  const split = (no: number): Record<string, GgufValue> => ({
+    "split.no": { type: "uint16", value: no },
+    "split.count": { type: "uint16", value: 2 },
+    "split.tensors.count": { type: "int32", value: tensors.length },
+  });
+  const paths: [string, string] = [path.join(dir, `${stem}-00001-of-00002.gguf`), path.join(dir, `${stem}-00002-of-00002.gguf`)];
+  await writeGguf(paths[0], { metadata: { ...llamaMetadata(hp, { vocab, bosId: 1, eosId: 2, unkId: 0, addBos: true, addSpacePrefix: true }), ...split(0) }, tensors: tensors.slice(0, half) });
+  await writeGguf(paths[1], { metadata: { "general.architecture": gguf.str("llama"), ...split(1) }, tensors: tensors.slice(half) });
+  return paths;
 }
