@@ -83,7 +83,9 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
       step({ step: "found", path: existing, bytes });
       return { path: existing, bytes, downloaded: false };
     }
-    // A file that is there but broken (cut short by a copy, say): pulling again is the fix.
+    // Only a file that is there but broken (cut short by a copy, say) is replaced: pulling again
+    // is its fix. An interrupted check or an unexpected failure never deletes a model.
+    if (signal?.aborted === true || !(problem instanceof RuntimeError) || problem.code !== "model_missing") throw problem;
     step({ step: "replacing", path: existing, message: problem.message });
     await Promise.all(splitPartPaths(existing).map((part) => rm(part, { force: true })));
   }
