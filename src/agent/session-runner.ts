@@ -87,7 +87,7 @@ export class SessionRunner {
 
   /**
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
-   * follows the model load (a terminal draws a progress bar from it).
+   * follows the model's download and load (a terminal draws a progress bar from it).
    */
   async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);

@@ -3,6 +3,7 @@ import { SessionRunner } from "../agent/session-runner.js";
 import type { Config } from "../config/schema.js";
 import { EngineRegistry } from "../engine/create-engine.js";
 import type { EngineHealth } from "../engine/engine.js";
+import type { ModelFileSource } from "../engine/model-file.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
 import { createStore } from "../store/create-store.js";
@@ -31,8 +32,11 @@ export interface AgentCore {
   close(): Promise<void>;
 }
 
-/** `llama` is the runtime's one node-llama-cpp instance (shared with plan and doctor; not disposed here). */
-export function createAgentCore(config: Config, logger: Logger, env: Readonly<Record<string, string | undefined>>, llama: LlamaRuntime): AgentCore {
+/**
+ * `llama` is the runtime's one node-llama-cpp instance (shared with plan and doctor; not disposed
+ * here); `modelFile` finds (or, for download: auto, fetches) the file of a model whose path is a reference.
+ */
+export function createAgentCore(config: Config, logger: Logger, env: Readonly<Record<string, string | undefined>>, llama: LlamaRuntime, modelFile?: ModelFileSource): AgentCore {
   const engines = new EngineRegistry({
     config,
     logger,
@@ -40,6 +44,7 @@ export function createAgentCore(config: Config, logger: Logger, env: Readonly<Re
     validateModel: async (path) => {
       await validateGguf(path);
     },
+    ...(modelFile ? { modelFile } : {}),
   });
   const tools = new McpToolProvider(config.mcp.servers, { logger, env });
   const store = createStore(config.app.data_dir, logger);

@@ -14,7 +14,12 @@ import type { PackageInfo } from "../shared/version.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
+import type { PullCall } from "../models/model-puller.js";
+import type { PullResult } from "../models/pull-model.js";
+import { planReference } from "../models/reference-plan.js";
+import { isModelReference } from "../config/model-reference.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
+import { createModelServices, type ModelServices } from "./model-services.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
 
@@ -63,6 +68,13 @@ export interface Runtime {
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
   warmUpAll(signal?: AbortSignal): Promise<void>;
   health(): RuntimeHealthSnapshot;
+  /**
+   * Gets a model into app.models_dir (fit check first; resumable; see src/models/pull-model.ts).
+   * Needs a valid config.
+   */
+  pull(call: PullCall): Promise<PullResult>;
+  /** Frees the named loaded model, or every one; resolves with the names that were loaded. Needs a valid config. */
+  unload(model?: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -78,20 +90,34 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // One node-llama-cpp for the process: the embedded engine, plan and doctor share it.
   const llama = new LlamaRuntime(logger);
   const loadLlama = (): ReturnType<LlamaRuntime["get"]> => llama.get();
+  let models: ModelServices | null = null;
+  const modelServices = (): ModelServices => (models ??= createModelServices(requireConfig(configState), env, loadLlama, logger));
   let core: AgentCore | null = null;
-  const agentCore = (): AgentCore => (core ??= createAgentCore(requireConfig(configState), logger, env, llama));
+  const agentCore = (): AgentCore =>
+    (core ??= createAgentCore(requireConfig(configState), logger, env, llama, (name, model) => modelServices().files.resolver(name, model)));
   let warmUp: { state: RuntimeHealthSnapshot["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
     info,
     configState,
     logger,
-    runDoctor: (signal) => runDoctor({ configState, version: info.version, env, ...(signal ? { signal } : {}) }, { llama: loadLlama, logger }),
+    runDoctor: (signal) =>
+      runDoctor(
+        { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, ...(signal ? { signal } : {}) },
+        { llama: loadLlama, logger },
+      ),
     runPlan: async (params, signal) => {
       const config = requireConfig(configState);
       const model = params.all === true ? undefined : (params.model ?? defaultAgentModel(config));
-      return planWithTools(config, { logger, env, llama: loadLlama, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
+      // A reference (or a path) that no entry is named after: plan it as `plan --model REF` does.
+      if (model !== undefined && !(model in config.llama.models) && (isModelReference(model) || model.endsWith(".gguf"))) {
+        return planReference(config, model, modelServices().settings, { env, llama: loadLlama, logger, ...(signal ? { signal } : {}) });
+      }
+      return planWithTools(config, { logger, env, llama: loadLlama, modelInfo: modelServices().files.planInfo, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
     },
+    pull: (call) => modelServices().puller.pull(call),
+    // Building the core starts nothing (engines load lazily); it answers an unknown name too.
+    unload: (model) => agentCore().engines.unload(model),
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,

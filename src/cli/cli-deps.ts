@@ -7,6 +7,8 @@ export interface CliDeps {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdoutIsTTY: boolean;
+  /** stderr is a terminal: progress bars redraw in place there (plain lines otherwise). */
+  stderrIsTTY?: boolean;
   version: string;
   setExitCode(code: number): void;
   /** Signals held since the process started (main.ts); absent when the CLI runs inside a test. */

@@ -12,6 +12,7 @@ const code = await runCli(process.argv, {
   stdout: process.stdout,
   stderr: process.stderr,
   stdoutIsTTY: process.stdout.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
   version: readPackageInfo().version,
   setExitCode: () => undefined,
   signals,

@@ -5,7 +5,9 @@ import { registerChatCommand } from "./commands/chat.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInitCommand } from "./commands/init.js";
 import { registerPlanCommand } from "./commands/plan.js";
+import { registerModelsCommand } from "./commands/models.js";
 import { registerPodCommand } from "./commands/pod.js";
+import { registerPullCommand } from "./commands/pull.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
 import { registerServeSocketCommand } from "./commands/serve-socket.js";
 import { registerServeStdioCommand } from "./commands/serve-stdio.js";
@@ -37,6 +39,8 @@ export function createProgram(deps: CliDeps): Command {
   registerPlanCommand(program, deps);
   registerChatCommand(program, deps);
   registerInitCommand(program, deps);
+  registerPullCommand(program, deps);
+  registerModelsCommand(program, deps);
   return program;
 }
 

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { isModelReference } from "./model-reference.js";
 import type { Config } from "./schema.js";
 
 /** A bare command name (no separator) is looked up on PATH later; anything else is a path. */
@@ -15,14 +16,19 @@ export function resolveConfigPaths(config: Config, baseDir: string): Config {
   const resolve = (value: string): string => path.resolve(baseDir, value);
   return {
     ...config,
-    app: { ...config.app, data_dir: resolve(config.app.data_dir) },
+    app: {
+      ...config.app,
+      data_dir: resolve(config.app.data_dir),
+      models_dir: config.app.models_dir === null ? path.join(resolve(config.app.data_dir), "models") : resolve(config.app.models_dir),
+    },
     llama: {
       ...config.llama,
       binary: isPathLike(config.llama.binary) ? resolve(config.llama.binary) : config.llama.binary,
       models: Object.fromEntries(
         Object.entries(config.llama.models).map(([name, model]) => [
           name,
-          { ...model, path: model.path === null ? null : resolve(model.path) },
+          // A reference (URL, hf:) is not a path: src/models resolves it to a file under models_dir.
+          { ...model, path: model.path === null || isModelReference(model.path) ? model.path : resolve(model.path) },
         ]),
       ),
     },

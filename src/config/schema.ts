@@ -16,6 +16,8 @@ const coalesceMs = z.number().int().min(0).max(1000).default(STDIO_DEFAULTS.coal
 
 export const appSchema = z.strictObject({
   data_dir: z.string().min(1).default("./.local-ai"),
+  /** Where `local-ai pull` puts models and where references in llama.models.*.path are looked up; null = <data_dir>/models. */
+  models_dir: z.string().min(1).nullable().default(null),
   log_level: z.enum(LOG_LEVELS).default("info"),
   max_steps: positiveInt.default(8),
   max_parse_errors: z.number().int().min(0).default(2),
@@ -42,7 +44,12 @@ export const stdioSchema = z.strictObject({
 
 export const modelSchema = z.strictObject({
   engine: z.enum(["embedded", "llama-server", "openai"]).default("embedded"),
+  /** A local GGUF path, or a reference (https URL, hf:owner/repo:QUANT) that `local-ai pull` downloads. */
   path: z.string().min(1).nullable().default(null),
+  /** A reference in `path` that is not downloaded yet: "never" = model_missing with the `local-ai pull` fix; "auto" = download at warm-up. */
+  download: z.enum(["never", "auto"]).default("never"),
+  /** Unload the model (free its memory) after this many seconds without use; null = keep it loaded. */
+  idle_unload_s: positiveInt.nullable().default(null),
   port: port.default(8081),
   ctx_size: positiveInt.default(4096),
   gpu_layers: z.union([z.literal("auto"), z.number().int().min(0)]).default("auto"),

@@ -1,4 +1,5 @@
 import type { ConfigState } from "../config/load-config.js";
+import type { EngineHealth } from "../engine/engine.js";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -29,4 +30,6 @@ export interface DoctorContext {
   version: string;
   env: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
+  /** The engines of the serving process, when doctor runs inside one (the stdio method): adds `models.loaded`. */
+  loadedModels?: () => Record<string, EngineHealth>;
 }

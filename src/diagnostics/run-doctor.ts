@@ -1,11 +1,13 @@
 import { pino, type Logger } from "pino";
 import type { Config } from "../config/schema.js";
+import { downloadSettingsOf } from "../models/download-settings.js";
 import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";
 import { checkGpu } from "./checks/gpu.js";
 import { checkLlamaServerBinary } from "./checks/llama-server-binary.js";
+import { checkLoadedModels } from "./checks/loaded-models.js";
 import { checkModelInsights } from "./checks/model-insights.js";
 import { checkModels } from "./checks/models.js";
 import { checkPorts } from "./checks/ports.js";
@@ -89,13 +91,18 @@ function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger):
   ];
   // Without a valid config there is nothing to check the files and ports against; the config
   // check already says why, and guessing defaults would report on a setup the user does not have.
+  const loadedModels = context.loadedModels;
+  if (loadedModels !== undefined) {
+    planned.push({ id: "models.loaded", title: "Loaded models", stuck: "nothing expected (this check does no I/O; please report it)", run: async () => checkLoadedModels(loadedModels()) });
+  }
   if (configState.status !== "loaded") return planned;
   const config: Config = configState.config;
+  const settings = downloadSettingsOf(config, env);
   return [
     ...planned,
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
-    { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { signal }) },
-    { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, signal }) },
+    { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { settings, signal }) },
+    { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, settings, signal }) },
     {
       id: "mcp",
       title: "MCP servers and tool schemas",

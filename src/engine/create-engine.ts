@@ -8,6 +8,8 @@ import { autoThreads } from "./auto-threads.js";
 import { physicalCores } from "./cpu-cores.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import type { Engine } from "./engine.js";
+import { ManagedEngine } from "./managed-engine.js";
+import type { ModelFileSource } from "./model-file.js";
 
 export interface EngineFactoryDeps {
   config: Config;
@@ -15,6 +17,8 @@ export interface EngineFactoryDeps {
   llama: LlamaRuntime;
   /** Checks GGUF metadata before llama.cpp loads it. */
   validateModel?: (path: string) => Promise<void>;
+  /** Where a model's GGUF is (a reference in `path` resolves to its download); the `path` itself by default. */
+  modelFile?: ModelFileSource;
 }
 
 /**
@@ -35,6 +39,7 @@ export async function createEngine(name: string, deps: EngineFactoryDeps): Promi
         parallel: model.parallel,
         kvCache: { dir: kvCacheDir(deps.config.app.data_dir, name), diskBytes: model.kv_cache_disk_bytes },
         ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
+        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
     }
     case "llama-server": {
@@ -46,6 +51,7 @@ export async function createEngine(name: string, deps: EngineFactoryDeps): Promi
         threads: model.threads === "auto" ? autoThreads("llama-server", physicalCores()) : model.threads,
         gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
         parallel: model.parallel,
+        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
     }
     case "openai": {
@@ -65,19 +71,31 @@ export function kvCacheDir(dataDir: string, modelName: string): string {
   return path.join(dataDir, "kv-cache", folder);
 }
 
-/** One engine per configured model, created on first use (concurrent callers share it) and closed together. */
+/**
+ * One engine per configured model, created on first use (concurrent callers share it) and closed
+ * together. Each is a ManagedEngine: unloadable on request (`unload`) and after `idle_unload_s`
+ * without use. After closeAll() nothing new is created: a late caller gets `shutting_down`
+ * instead of an engine on a disposed node-llama-cpp instance.
+ */
 export class EngineRegistry {
-  private readonly engines = new Map<string, Engine>();
-  private readonly creating = new Map<string, Promise<Engine>>();
+  private readonly engines = new Map<string, ManagedEngine>();
+  private readonly creating = new Map<string, Promise<ManagedEngine>>();
+  private closed = false;
 
   constructor(private readonly deps: EngineFactoryDeps) {}
 
   get(name: string): Promise<Engine> {
+    if (this.closed) return Promise.reject(new RuntimeError("shutting_down", "The server is shutting down; no model is loaded any more"));
     const engine = this.engines.get(name);
     if (engine !== undefined) return Promise.resolve(engine);
     let pending = this.creating.get(name);
     if (pending === undefined) {
-      pending = createEngine(name, this.deps);
+      const model = this.deps.config.llama.models[name];
+      const options = {
+        idleUnloadMs: model?.idle_unload_s === null || model?.idle_unload_s === undefined ? null : model.idle_unload_s * 1000,
+        logger: this.deps.logger,
+      };
+      pending = createEngine(name, this.deps).then((first) => new ManagedEngine(first, () => createEngine(name, this.deps), options));
       this.creating.set(name, pending);
       // Registered before any caller's continuation, so a caller finds the engine in created().
       // A failed creation (an unknown model, a config error) may be asked again.
@@ -97,7 +115,28 @@ export class EngineRegistry {
     return this.engines;
   }
 
+  /**
+   * Frees the named model (or every loaded one) and returns the names that were loaded; an
+   * unknown name is invalid_params; a model with requests running is `busy` (nothing is unloaded
+   * then, not even the others).
+   */
+  async unload(name?: string): Promise<string[]> {
+    if (name !== undefined && !(name in this.deps.config.llama.models)) {
+      const known = Object.keys(this.deps.config.llama.models);
+      throw new RuntimeError("invalid_params", `Unknown model "${name}"; configured models: ${known.length > 0 ? known.join(", ") : "none"}`, { details: { model: name, known } });
+    }
+    await Promise.allSettled([...this.creating.values()]);
+    const targets = [...this.engines].filter(([model]) => name === undefined || model === name);
+    const busy = targets.find(([, engine]) => engine.inFlight > 0);
+    // All or nothing: the busy model's own refusal (busy, with its count) answers for the whole call.
+    if (busy !== undefined) await busy[1].unload();
+    const unloaded: string[] = [];
+    for (const [model, engine] of targets) if (await engine.unload()) unloaded.push(model);
+    return unloaded;
+  }
+
   async closeAll(): Promise<void> {
+    this.closed = true;
     await Promise.allSettled([...this.creating.values()]);
     const engines = [...this.engines.values()];
     this.engines.clear();

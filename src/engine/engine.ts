@@ -18,12 +18,22 @@ export interface EngineHealth {
   circuit?: CircuitState;
   /** Engine-specific facts (pid, port, restarts, backend, model path...). */
   info?: Record<string, unknown>;
+  /**
+   * Memory the loaded model holds, where the engine can tell: embedded = weights + context
+   * (RAM and VRAM together, as node-llama-cpp sizes them); llama-server = the child's resident
+   * RAM (its GPU memory is not included). Absent when nothing is loaded.
+   */
+  memoryBytes?: number;
 }
 
 export interface LoadProgress {
-  phase: "loading" | "starting" | "checking";
+  /** "downloading": a model reference with `download: auto` is being fetched before the load. */
+  phase: "loading" | "starting" | "checking" | "downloading";
   /** 0..1 where known. */
   progress?: number;
+  /** "downloading" only: bytes so far and in all. */
+  downloadedBytes?: number;
+  totalBytes?: number;
 }
 
 export interface WarmUpOptions {

@@ -15,6 +15,9 @@ export interface HealthBody {
 
 const engineJson = (health: EngineHealth): Record<string, unknown> => ({
   state: health.state,
+  // What is loaded and the memory it holds (see EngineHealth.memoryBytes for what is counted).
+  loaded: health.state === "ready" || health.state === "degraded",
+  ...(health.memoryBytes === undefined ? {} : { memory_bytes: health.memoryBytes }),
   degradation_tier: health.degradationTier,
   ...(health.circuit === undefined ? {} : { circuit: health.circuit }),
   ...(health.detail === undefined ? {} : { detail: health.detail }),

@@ -11,6 +11,7 @@ const REDRAW_MS = 80;
 
 const PHASE_TEXT: Record<LoadProgress["phase"], string> = {
   loading: "loading",
+  downloading: "downloading",
   starting: "starting llama-server for",
   checking: "checking the endpoint of",
 };

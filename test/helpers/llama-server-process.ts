@@ -25,6 +25,8 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
   return {
     engine: "llama-server",
     path,
+    download: "never",
+    idle_unload_s: null,
     port,
     ctx_size: 512,
     gpu_layers: 0,

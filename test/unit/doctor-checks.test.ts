@@ -9,6 +9,7 @@ import { parseConfigText } from "../../src/config/load-config.js";
 import type { Config } from "../../src/config/schema.js";
 import { checkLlamaServerBinary } from "../../src/diagnostics/checks/llama-server-binary.js";
 import { checkModels } from "../../src/diagnostics/checks/models.js";
+import { downloadSettingsOf } from "../../src/models/download-settings.js";
 import { checkNode, checkSystem, compareVersions, readSystemProbe } from "../../src/diagnostics/checks/system.js";
 import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 
@@ -75,7 +76,7 @@ describe("openai model check", () => {
 
   const check = async (url: string, model = "qwen", apiKey = "null"): Promise<Awaited<ReturnType<typeof checkModels>>[number]> => {
     const config = configOf(`llama:\n  models:\n    remote:\n      engine: openai\n      base_url: ${url}\n      model: ${model}\n      api_key: ${apiKey}\n`, tmpdir());
-    const [result] = await checkModels(config);
+    const [result] = await checkModels(config, { settings: downloadSettingsOf(config, {}) });
     assert.ok(result);
     return result;
   };

@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { configSchema, type Config } from "../../src/config/schema.js";
 import { checkGpu } from "../../src/diagnostics/checks/gpu.js";
 import { checkModelInsights } from "../../src/diagnostics/checks/model-insights.js";
+import { downloadSettingsOf } from "../../src/models/download-settings.js";
 import { checkStaleLlamaServers, portOf } from "../../src/diagnostics/checks/stale-llama-server.js";
 import type { CheckResult } from "../../src/diagnostics/doctor-report.js";
 import { runDoctor } from "../../src/diagnostics/run-doctor.js";
@@ -88,7 +89,7 @@ describe("model plan checks (real node-llama-cpp)", () => {
         },
       },
     });
-    const results = await checkModelInsights(config, { llama: llama.get, env: process.env });
+    const results = await checkModelInsights(config, { llama: llama.get, env: process.env, settings: downloadSettingsOf(config, process.env) });
     assert.deepEqual(results.map((result) => result.id), ["model.good.plan", "model.broken.plan"]);
     const good = byId(results, "model.good.plan");
     assert.equal(good.status, "ok");
@@ -110,7 +111,7 @@ describe("model plan checks (real node-llama-cpp)", () => {
       cpu: { logicalCores: 2, mathCores: 2 },
       margins: { ramBytes: 16 * MiB, vramBytes: 0 },
     };
-    const results = await checkModelInsights(config, { llama: llama.get, env: process.env, hardware });
+    const results = await checkModelInsights(config, { llama: llama.get, env: process.env, settings: downloadSettingsOf(config, process.env), hardware });
     const big = byId(results, "model.big.plan");
     assert.equal(big.status, "fail");
     assert.match(big.finding, /^llama, 84M params, Q8_0, trained ctx 8192; Model big does not fit on this machine .* 144\.0 MiB usable \(160\.0 MiB free - 16\.0 MiB margin\)\.$/);

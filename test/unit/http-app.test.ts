@@ -269,7 +269,7 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.equal(((await starting.json()) as { status: string }).status, "starting");
     const open = await makeApp(helloRunner(), {}, { ...READY, engines: { default: { state: "ready", degradationTier: "NORMAL", circuit: "open" } } }).request("/health", { headers: HOST });
     assert.equal(open.status, 503);
-    assert.deepEqual(((await open.json()) as { status: string; engine: unknown }).engine, { model: "default", state: "ready", degradation_tier: "NORMAL", circuit: "open" });
+    assert.deepEqual(((await open.json()) as { status: string; engine: unknown }).engine, { model: "default", state: "ready", loaded: true, degradation_tier: "NORMAL", circuit: "open" });
   });
 
   it("a stream whose reader cancels aborts the turn's signal", async () => {

@@ -17,6 +17,8 @@ const LAYER: Readonly<Record<string, number>> = {
   engine: 3,
   tools: 3,
   store: 3,
+  // Model references and downloads: plans with engine/plan, checked by diagnostics.
+  models: 3.5,
   diagnostics: 4,
   agent: 5,
   wire: 6,

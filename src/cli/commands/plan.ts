@@ -12,7 +12,7 @@ export function registerPlanCommand(program: Command, deps: CliDeps): void {
     .description("say whether each configured model fits this machine (GPU layers, context size, memory) and why; exit code 1 when one does not")
     .option("--json", "print the report as one JSON document (for scripts)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
-    .option("--model <name>", "plan only this model (a key under llama.models)")
+    .option("--model <name|ref>", "plan only this model: a key under llama.models, or a model not downloaded yet (https URL, hf:owner/repo:QUANT) or a .gguf path")
     // The implementation (and everything it imports) loads only when this command runs.
     .action(async (_options: unknown, command: Command) => {
       const { runPlanCommand } = await import("./plan-action.js");

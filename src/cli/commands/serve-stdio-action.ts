@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { lazyRuntime } from "../../app/lazy-runtime.js";
 import { reportConfigState } from "../../app/report-config.js";
+import { routeConsole } from "../../app/route-console.js";
 import { startServerProcess } from "../../app/server-process.js";
 import { stdioLimitsOf } from "../../app/stdio-limits.js";
 import { resolveLogLevel } from "../../logging/create-logger.js";
@@ -36,6 +37,9 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
   const config = await openStdioConfig(options, deps);
   const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env, signals: deps.signals });
   const { logger } = serving;
+  // Every stdout byte is a protocol message, even when a library prints.
+  const consoleLog = logger.child({ component: "console" });
+  const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
   const info = readPackageInfo();
   // Built on the first method that needs it: ping and initialize never load the engines or the MCP client.
   const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
@@ -63,12 +67,15 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
           runDoctor: async (signal) => (await runtime.get()).runDoctor(signal),
           sessionRunner: async () => (await runtime.get()).sessionRunner(),
           runPlan: async (params, signal) => (await runtime.get()).runPlan(params, signal),
+          pull: async (call) => (await runtime.get()).pull(call),
+          unload: async (model) => (await runtime.get()).unload(model),
         },
         control,
         wire,
       ),
   });
   await runtime.close();
+  restoreConsole();
   logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
   await serving.finish();
   // stdin may still hold the loop open (a host that never closes it): exit explicitly.

@@ -1,5 +1,7 @@
 import type { Config } from "../../config/schema.js";
-import { readGgufHeader } from "../../engine/gguf/read-gguf-header.js";
+import type { DownloadSettings } from "../../models/download-settings.js";
+import { inspectModelFile } from "../../models/inspect-model-file.js";
+import { modelInfoIn } from "../../models/model-files.js";
 import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
 import { formatParams } from "../../engine/plan/plan-alternatives.js";
 import { modelFactsJson, planEstimatesJson } from "../../engine/plan/plan-json.js";
@@ -11,6 +13,8 @@ import { fail, firstLine, ok } from "../check-result.js";
 export interface ModelInsightsCheckOptions {
   llama: LlamaLoader;
   env: Readonly<Record<string, string | undefined>>;
+  /** models_dir and the environment, to find the download of a reference in `path`. */
+  settings: DownloadSettings;
   signal?: AbortSignal;
   /** Plan for this machine instead of the real one (tests). */
   hardware?: HardwareSnapshot;
@@ -19,12 +23,14 @@ export interface ModelInsightsCheckOptions {
 /**
  * `model.<name>.plan` for every local model: what the GGUF is (architecture, parameters,
  * quantization, trained context) and whether it fits this machine, with the plan's reason or the
- * plan error and what would fit. A file whose header is unusable is left to the `model.<name>`
- * check, which already says so; the binary is left to `llama_server.binary`.
+ * plan error and what would fit. A file that is missing, not downloaded, unusable or truncated is
+ * left to the `model.<name>` check, which already says so; the binary to `llama_server.binary`.
  */
 export async function checkModelInsights(config: Config, options: ModelInsightsCheckOptions): Promise<CheckResult[]> {
   const local = Object.entries(config.llama.models).filter(([, model]) => model.engine !== "openai" && model.path !== null);
-  const readable = await Promise.all(local.map(async ([name, model]) => ((await readGgufHeader(model.path ?? "").then(() => true, () => false)) ? name : null)));
+  const readable = await Promise.all(
+    local.map(async ([name, model]) => ((await inspectModelFile(name, model, options.settings, options.signal).then(() => true, () => false)) ? name : null)),
+  );
   const names = new Set(readable.filter((name): name is string => name !== null));
   if (names.size === 0) return [];
   const models = Object.fromEntries(Object.entries(config.llama.models).filter(([name]) => names.has(name)));
@@ -34,6 +40,7 @@ export async function checkModelInsights(config: Config, options: ModelInsightsC
       llama: options.llama,
       env: options.env,
       checkBinary: false,
+      modelInfo: modelInfoIn(options.settings),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.hardware ? { hardware: options.hardware } : {}),
     },

@@ -1,5 +1,8 @@
 import type { Config, ModelConfig } from "../../config/schema.js";
-import { readGgufHeader, type GgufHeaderProblem } from "../../engine/gguf/read-gguf-header.js";
+import type { GgufHeaderProblem } from "../../engine/gguf/read-gguf-header.js";
+import { isModelReference } from "../../config/model-reference.js";
+import type { DownloadSettings } from "../../models/download-settings.js";
+import { inspectModelFile } from "../../models/inspect-model-file.js";
 import { isRuntimeError } from "../../shared/runtime-error.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
@@ -9,12 +12,14 @@ import { formatBytes } from "../../shared/format-bytes.js";
 export const OPENAI_PROBE_TIMEOUT_MS = 2000;
 
 export interface ModelsCheckOptions {
+  /** models_dir and the environment, to find the download of a reference in `path`. */
+  settings: DownloadSettings;
   signal?: AbortSignal;
   /** Injected in tests; the global fetch otherwise. */
   fetch?: typeof fetch;
 }
 
-export async function checkModels(config: Config, options: ModelsCheckOptions = {}): Promise<CheckResult[]> {
+export async function checkModels(config: Config, options: ModelsCheckOptions): Promise<CheckResult[]> {
   const entries = Object.entries(config.llama.models);
   if (entries.length === 0) {
     return [
@@ -22,30 +27,37 @@ export async function checkModels(config: Config, options: ModelsCheckOptions = 
     ];
   }
   return Promise.all(
-    entries.map(([name, model]) => (model.engine === "openai" ? checkOpenAiModel(name, model, options) : checkGgufModel(name, model))),
+    entries.map(([name, model]) => (model.engine === "openai" ? checkOpenAiModel(name, model, options) : checkGgufModel(name, model, options))),
   );
 }
 
-const FIXES: Record<GgufHeaderProblem, (key: string, path: string) => string> = {
+type FileProblem = GgufHeaderProblem | "truncated" | "not_downloaded";
+
+const FIXES: Record<FileProblem, (key: string, path: string, ref: string | null) => string> = {
   missing: (key, path) => `put the GGUF model file at ${path}, or set ${key}.path to where it is`,
   not_a_file: (key) => `set ${key}.path to the .gguf file itself, not a folder`,
   unreadable: (key, path) => `make ${path} readable for this user (chmod/chown), or set ${key}.path to a readable copy`,
   too_short: (key, path) => `download or copy ${path} again (it is truncated), or set ${key}.path to a complete .gguf file`,
   bad_magic: (key) => `set ${key}.path to a .gguf model file (GGUF is the format llama.cpp loads)`,
   unsupported_version: (key) => `get a current GGUF (v2 or v3) of this model, or re-convert it with llama.cpp's convert_hf_to_gguf.py, and point ${key}.path at it`,
+  truncated: (key, path, ref) => (ref !== null ? `pull it again: \`local-ai pull ${ref}\` (the cut file is replaced)` : `download or copy ${path} again (it is cut short), or set ${key}.path to a complete .gguf file`),
+  not_downloaded: (_key, _path, ref) => `run \`local-ai pull ${ref ?? ""}\``,
 };
 
-async function checkGgufModel(name: string, model: ModelConfig): Promise<CheckResult> {
+async function checkGgufModel(name: string, model: ModelConfig, options: ModelsCheckOptions): Promise<CheckResult> {
   const id = `model.${name}`;
   const title = `Model ${name}`;
   const key = `llama.models.${name}`;
   // The schema refuses a null path for these engines; this only guards the type.
-  const file = model.path ?? "";
-  const data: Record<string, unknown> = { engine: model.engine, path: file };
+  const configured = model.path ?? "";
+  const ref = isModelReference(configured) ? configured : null;
+  const data: Record<string, unknown> = { engine: model.engine, path: configured };
   try {
-    const header = await readGgufHeader(file);
-    return ok(id, title, `${model.engine}: GGUF v${header.version}, ${formatBytes(header.fileSize)}, ${header.tensorCount} tensors (${file})`, {
+    const { path: file, header } = await inspectModelFile(name, model, options.settings, options.signal);
+    const where = ref === null ? file : `${ref} -> ${file}`;
+    return ok(id, title, `${model.engine}: GGUF v${header.version}, ${formatBytes(header.fileSize)}, ${header.tensorCount} tensors (${where})`, {
       ...data,
+      ...(ref === null ? {} : { file }),
       gguf_version: header.version,
       size_bytes: header.fileSize,
       // bigint does not survive JSON.stringify; these counts fit a double for any real model.
@@ -53,9 +65,13 @@ async function checkGgufModel(name: string, model: ModelConfig): Promise<CheckRe
       metadata_count: Number(header.metadataCount),
     });
   } catch (error) {
-    const reason = isRuntimeError(error) ? (error.details?.reason as GgufHeaderProblem | undefined) : undefined;
-    const fix = reason === undefined ? `check that ${file} is a readable .gguf file` : FIXES[reason](key, file);
-    return fail(id, title, firstLine((error as Error).message), fix, { ...data, reason: reason ?? "unreadable" });
+    const reason = isRuntimeError(error) ? (error.details?.reason as FileProblem | undefined) : undefined;
+    const file = isRuntimeError(error) && typeof error.details?.path === "string" ? error.details.path : configured;
+    const fix = reason === undefined || !(reason in FIXES) ? `check that ${file} is a readable .gguf file` : FIXES[reason](key, file, ref);
+    const finding = firstLine((error as Error).message);
+    // A reference that downloads itself at warm-up is not broken yet, only not there.
+    if (reason === "not_downloaded" && model.download === "auto") return warn(id, title, finding, `${fix} now, or let the first warm-up download it`, { ...data, reason });
+    return fail(id, title, finding, fix, { ...data, reason: reason ?? "unreadable" });
   }
 }
 

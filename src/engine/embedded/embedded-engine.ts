@@ -9,6 +9,7 @@ import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import type { ModelFileResolver } from "../model-file.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
 import { createKvKeeper, type KvKeeper } from "./kv-keeper.js";
 import { completeEmbedded } from "./embedded-completion.js";
@@ -29,6 +30,8 @@ export interface EmbeddedEngineDeps {
   validateModel?: (path: string) => Promise<void>;
   /** Where conversations' KV states are saved across eviction and restarts, and the disk budget (0: off). */
   kvCache?: { dir: string; diskBytes: number };
+  /** The local file of the model (its `path`, or the download of a reference); `path` by default. */
+  modelFile?: ModelFileResolver;
 }
 
 interface Loaded {
@@ -78,7 +81,9 @@ export class EmbeddedEngine implements Engine {
 
   health(): EngineHealth {
     const loaded = this.model.current;
-    if (loaded) return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: loaded.pool.available, model: this.config.path } };
+    if (loaded) {
+      return { state: "ready", degradationTier: "NORMAL", info: { sequences_free: loaded.pool.available, model: this.config.path }, memoryBytes: loaded.model.size + loaded.context.stateSize };
+    }
     if (this.model.inProgress) return { state: "starting", degradationTier: "NORMAL" };
     if (this.lastError !== null) return { state: "down", degradationTier: "NORMAL", detail: this.lastError };
     return { state: "stopped", degradationTier: "NORMAL" };
@@ -146,8 +151,8 @@ export class EmbeddedEngine implements Engine {
   }
 
   private async load(options: LoadContext): Promise<Loaded> {
-    const path = this.config.path;
-    if (path === null) throw new RuntimeError("config_invalid", `llama.models.${this.modelName}.path is required for the embedded engine`);
+    if (this.config.path === null) throw new RuntimeError("config_invalid", `llama.models.${this.modelName}.path is required for the embedded engine`);
+    const path = this.deps.modelFile ? await this.deps.modelFile({ signal: options.signal, onProgress: options.onProgress }) : this.config.path;
     await this.deps.validateModel?.(path);
     const { module, llama } = await this.deps.llama.get();
     if (options.signal.aborted) throw new RuntimeError("shutting_down", "Model load stopped: the engine is closing");

@@ -9,6 +9,7 @@ import type { CompletionChunk, CompletionRequest } from "../completion-types.js"
 import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
+import type { ModelFileResolver } from "../model-file.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
 import { SlotAffinity } from "./slot-affinity.js";
 import { ServerTokens } from "./server-tokens.js";
@@ -35,6 +36,8 @@ export interface LlamaServerEngineDeps {
   parallel: number;
   /** Timing overrides (tests use a short cool-down); defaults in DEFAULT_SUPERVISOR_TUNING. */
   tuning?: Partial<SupervisorTuning>;
+  /** The local file of the model (its `path`, or the download of a reference); `path` by default. */
+  modelFile?: ModelFileResolver;
 }
 
 /** After an abort the slot must be idle within this long, or the server is restarted. */
@@ -83,6 +86,7 @@ export class LlamaServerEngine implements Engine {
       modelName,
       binary: deps.binary,
       modelPath: modelConfig.path,
+      ...(deps.modelFile ? { modelFile: deps.modelFile } : {}),
       port: modelConfig.port,
       dataDir: deps.dataDir,
       threads: deps.threads,

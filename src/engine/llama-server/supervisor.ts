@@ -16,11 +16,16 @@ import { pidFilePath, removePidFile } from "./pid-file.js";
 import type { ExitInfo, ServerProcess } from "./server-process.js";
 import { delay as sleep, raceAbort } from "../../shared/abort.js";
 import type { SupervisorTuning } from "./tuning.js";
+import { residentBytes } from "../../shared/process/resident-bytes.js";
+import type { ModelFileResolver } from "../model-file.js";
 
 export interface SupervisorConfig {
   modelName: string;
   binary: string;
+  /** The configured `path` (shown on /health); the file launched comes from `modelFile` when given. */
   modelPath: string;
+  /** The local file to launch (a reference's download); resolved before each launch. */
+  modelFile?: ModelFileResolver;
   port: number;
   dataDir: string;
   threads: number;
@@ -133,7 +138,9 @@ export class ServerSupervisor {
     const base = { degradationTier: tier, circuit, info };
     if (this.closing !== null) return { ...base, state: "stopped", detail: "closed" };
     if (current !== null) {
-      return tier === "NORMAL" ? { ...base, state: "ready" } : { ...base, state: "degraded", detail: `serving on tier ${tier} after repeated start failures` };
+      const rss = residentBytes(current.process.pid);
+      const memory = rss === undefined ? {} : { memoryBytes: rss };
+      return tier === "NORMAL" ? { ...base, ...memory, state: "ready" } : { ...base, ...memory, state: "degraded", detail: `serving on tier ${tier} after repeated start failures` };
     }
     if (this.looping) return { ...base, state: "starting", ...(this.lastError ? { detail: this.lastError.message } : {}) };
     if (circuit !== "closed") return { ...base, state: "down", detail: this.circuitOpenError().message };
@@ -238,13 +245,14 @@ export class ServerSupervisor {
     }
   }
 
-  private launch(): Promise<LaunchedServer> {
+  private async launch(): Promise<LaunchedServer> {
     const c = this.config;
+    const modelPath = c.modelFile ? await c.modelFile({ signal: this.lifetime.signal, onProgress: (progress) => this.emitProgress(progress) }) : c.modelPath;
     return launchServer(
       {
         modelName: c.modelName,
         binary: c.binary,
-        modelPath: c.modelPath,
+        modelPath,
         port: c.port,
         threads: c.threads,
         parallel: c.parallel,

@@ -29,6 +29,7 @@ export function hardwareJson(hardware: HardwareReport): HardwareJson {
 
 export function planEntryJson(entry: ModelPlanEntry): ModelPlanEntryJson {
   const json: ModelPlanEntryJson = { name: entry.name, engine: entry.engine, status: entry.status };
+  if (entry.ref !== undefined) json.ref = entry.ref;
   if (entry.remote !== undefined) json.remote = { base_url: entry.remote.baseUrl, model: entry.remote.model, summary: entry.remote.summary };
   if (entry.model !== undefined) json.model = modelFactsJson(entry.model);
   if (entry.plan !== undefined) {

@@ -1,3 +1,4 @@
+import type { GgufFileInfo } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { findExecutable } from "../../shared/process/find-executable.js";
@@ -15,8 +16,30 @@ export const API_KEY_PLACEHOLDER = "<per-launch key>";
 /** Binaries that list --api-key-file get the key in a file (mode 600, removed once ready), never on the command line. */
 export const API_KEY_FILE_PLACEHOLDER = "<per-launch key file>";
 
+/** A model's GGUF metadata and the file it is (or will be) in; throws RuntimeError (model_missing...). */
+export type ModelInfoSource = (name: string, model: ModelConfig, signal?: AbortSignal) => Promise<{ info: GgufFileInfo; path: string }>;
+
+/**
+ * The default source: the file at the model's `path`, checked by validateGguf (header, metadata,
+ * every tensor's data present), with the error naming the setting that points at the file.
+ */
+export const localModelInfo: ModelInfoSource = async (name, model, signal) => {
+  const key = `llama.models.${name}`;
+  const path = model.path;
+  if (path === null) throw new RuntimeError("config_invalid", `${key}.path is required for engine "${model.engine}"`, { details: { config_key: `${key}.path` } });
+  const info = await validateGguf(path, signal ? { signal } : {}).catch((error: unknown) => {
+    if (error instanceof RuntimeError && error.code === "model_missing") {
+      throw new RuntimeError("model_missing", `${key}.path: ${error.message}`, { details: { ...error.details, config_key: `${key}.path` }, cause: error });
+    }
+    throw error;
+  });
+  return { info, path };
+};
+
 /** What planning one local model needs; shared by all models of one report. */
 export interface LocalPlanContext {
+  /** Where each model's GGUF metadata comes from (a local file, a downloaded reference, a remote header). */
+  modelInfo: ModelInfoSource;
   config: Config;
   llama: LlamaLoader;
   hardware(): Promise<HardwareSnapshot>;
@@ -41,16 +64,7 @@ export async function planLocalModel(
   /** Told what the GGUF says as soon as it is known, so a failed plan can still report it. */
   onFacts?: (facts: ModelFacts) => void,
 ): Promise<{ facts: ModelFacts; plan: ModelPlan }> {
-  const key = `llama.models.${name}`;
-  const path = model.path;
-  if (path === null) throw new RuntimeError("config_invalid", `${key}.path is required for engine "${model.engine}"`, { details: { config_key: `${key}.path` } });
-  const info = await validateGguf(path, context.signal ? { signal: context.signal } : {}).catch((error: unknown) => {
-    // The same error, naming the setting that points at the file.
-    if (error instanceof RuntimeError && error.code === "model_missing") {
-      throw new RuntimeError("model_missing", `${key}.path: ${error.message}`, { details: { ...error.details, config_key: `${key}.path` }, cause: error });
-    }
-    throw error;
-  });
+  const { info, path } = await context.modelInfo(name, model, context.signal);
 
   let binaryPath: string | undefined;
   if (model.engine === "llama-server" && context.checkBinary) {

@@ -5,7 +5,7 @@ import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { describeHardware, probeHardware } from "./hardware.js";
 import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
-import { planLocalModel, type LocalPlanContext } from "./plan-local-model.js";
+import { localModelInfo, planLocalModel, type LocalPlanContext, type ModelInfoSource } from "./plan-local-model.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
 import { measureToolSchemas, type AgentToolOffer } from "./tool-schema-budget.js";
 
@@ -29,6 +29,8 @@ export interface PlanOptions {
    * model's entry then says how much of a conversation's context the schemas take.
    */
   toolOffers?: readonly AgentToolOffer[];
+  /** Where each model's GGUF metadata comes from; the file at its `path` by default. */
+  modelInfo?: ModelInfoSource;
 }
 
 /** The report of `local-ai plan`: every configured model (or one), each planned on its own. */
@@ -41,6 +43,7 @@ export async function planModels(config: Config, options: PlanOptions = {}): Pro
     return probed;
   };
   const context: LocalPlanContext = {
+    modelInfo: options.modelInfo ?? localModelInfo,
     config,
     llama: llama.get,
     hardware,

@@ -63,6 +63,8 @@ export const modelPlanJsonSchema = z.strictObject({
 
 export const modelPlanEntryJsonSchema = z.strictObject({
   name: z.string(),
+  /** The reference (or path) planned when it was given instead of a configured model (`plan --model REF`, the pull fit check). */
+  ref: z.string().optional(),
   engine: z.enum(["embedded", "llama-server", "openai"]),
   status: z.enum(["ok", "error"]),
   remote: z.strictObject({ base_url: z.string(), model: z.string().nullable(), summary: z.string() }).optional(),

@@ -79,6 +79,8 @@ export interface ModelFacts {
 
 export interface ModelPlanEntry {
   name: string;
+  /** The model reference (or path) planned, when it was given instead of a configured model (`plan --model REF`, the pull fit check). */
+  ref?: string;
   engine: "embedded" | "llama-server" | "openai";
   status: "ok" | "error";
   /** openai models: where requests go; there is nothing to plan locally. */

@@ -39,7 +39,8 @@ function renderEntry(entry: ModelPlanEntry, paint: (code: string, text: string) 
   const facts = entry.model
     ? `: ${entry.model.architecture}, ${formatParams(entry.model.parameters)} params, ${entry.model.quantization}, trained ctx ${entry.model.trainContextSize ?? "unknown"}`
     : "";
-  const lines = [`${verdict}  ${paint(BOLD, entry.name)} (${entry.engine})${facts}`];
+  const name = entry.ref !== undefined ? `${entry.ref} [as llama.models.${entry.name}]` : entry.name;
+  const lines = [`${verdict}  ${paint(BOLD, name)} (${entry.engine})${facts}`];
   if (entry.remote) lines.push(`${INDENT}${entry.remote.summary} (no local plan)`);
   if (entry.error) lines.push(...entry.error.message.split("\n").map((line) => `${INDENT}${line}`), `${INDENT}${paint(DIM, `[${entry.error.code}]`)}`);
   const plan = entry.plan;

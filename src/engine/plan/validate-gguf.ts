@@ -1,5 +1,6 @@
 import type { GgufFileInfo } from "node-llama-cpp";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import { assertGgufComplete } from "../gguf/gguf-completeness.js";
 import { readGgufHeader } from "../gguf/read-gguf-header.js";
 
 /**
@@ -37,7 +38,8 @@ export function ggufMetadataProblems(metadata: unknown): string[] {
 
 /**
  * Checks a GGUF file before anything native touches it: the header (exists, is GGUF, a supported
- * version), then the metadata through node-llama-cpp's JS reader (no llama.cpp involved). Throws
+ * version), then the metadata through node-llama-cpp's JS reader (no llama.cpp involved), then
+ * that the file holds every tensor's data (a truncated download is `reason: "truncated"`). Throws
  * RuntimeError("model_missing") with the reason; returns the file info for the caller to reuse.
  * The embedded engine calls this before loading; plan calls it before estimating (node-llama-cpp's
  * estimates load the metadata into llama.cpp and would abort the same way).
@@ -56,6 +58,8 @@ export async function validateGguf(path: string, options: { signal?: AbortSignal
       cause: error,
     });
   }
+  // Before the metadata: a file cut short looks like one with missing keys.
+  await assertGgufComplete(path, info);
   const problems = ggufMetadataProblems(info.metadata);
   if (problems.length > 0) {
     throw new RuntimeError(

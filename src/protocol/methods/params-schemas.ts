@@ -47,6 +47,17 @@ export const planParams = z
 
 export const warmUpParams = z.object({ agent: z.string().optional() }).strict();
 
+export const pullParams = z
+  .object({
+    /** A local path, an http(s) URL or an hf: reference. */
+    ref: z.string().trim().min(1),
+    /** Download even when the fit check says the model does not fit. */
+    force: z.boolean().default(false),
+  })
+  .strict();
+
+export const unloadParams = z.object({ model: z.string().min(1).optional() }).strict();
+
 export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 
 /** JSON-RPC `$/cancelRequest {id}`. */

@@ -11,6 +11,8 @@ import { initializeMethod } from "./initialize.js";
 import { pingMethod } from "./ping.js";
 import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
+import { pullMethod, type PullService } from "./pull.js";
+import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 
 /** What the v1 methods need from the runtime (the composition root provides it). */
@@ -23,6 +25,10 @@ export interface V1Services {
   runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
   /** Throws (or rejects with) config_missing / config_invalid when there is no valid config; may build the runtime first. */
   sessionRunner(): SessionRunner | Promise<SessionRunner>;
+  /** `pull`: a model into app.models_dir (needs a valid config). */
+  pull: PullService;
+  /** `unload`: frees loaded models; resolves with the names that were loaded (needs a valid config). */
+  unload(model: string | undefined): Promise<string[]>;
 }
 
 /**
@@ -40,6 +46,8 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0));
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
+  table.set("pull", pullMethod(services.pull));
+  table.set("unload", unloadMethod((model) => services.unload(model)));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;

@@ -1,0 +1,34 @@
+import path from "node:path";
+import type { ModelDownloadEndpoints, ModelFileAccessTokens } from "node-llama-cpp";
+import type { Config } from "../config/schema.js";
+
+/** Where models go and how Hugging Face is reached: everything a pull needs besides the reference. */
+export interface DownloadSettings {
+  /** app.models_dir (absolute). */
+  modelsDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** app.models_dir, defaulting to <data_dir>/models (resolve-paths already made both absolute). */
+export function modelsDirOf(config: Config): string {
+  return config.app.models_dir ?? path.join(config.app.data_dir, "models");
+}
+
+export function downloadSettingsOf(config: Config, env: Readonly<Record<string, string | undefined>>): DownloadSettings {
+  return { modelsDir: modelsDirOf(config), env };
+}
+
+/**
+ * node-llama-cpp's endpoint and token options from our environment (not the process's: a host
+ * may pass another one). HF_ENDPOINT names a mirror; HF_TOKEN is sent to the Hugging Face
+ * endpoint only, never to other URLs. Without HF_TOKEN node-llama-cpp looks in the process
+ * environment and huggingface-cli's token file (~/.cache/huggingface/token).
+ */
+export function hubOptions(env: Readonly<Record<string, string | undefined>>): { endpoints?: ModelDownloadEndpoints; tokens?: ModelFileAccessTokens } {
+  const endpoint = env.HF_ENDPOINT?.trim();
+  const token = env.HF_TOKEN?.trim();
+  return {
+    ...(endpoint ? { endpoints: { huggingFace: endpoint } } : {}),
+    ...(token ? { tokens: { huggingFace: token } } : {}),
+  };
+}

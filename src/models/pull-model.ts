@@ -1,0 +1,192 @@
+import { rm, stat } from "node:fs/promises";
+import path from "node:path";
+import type { GgufFileInfo, ModelDownloader } from "node-llama-cpp";
+import { modelReferenceKind } from "../config/model-reference.js";
+import { splitPartPaths } from "../engine/gguf/split-parts.js";
+import { validateGguf } from "../engine/plan/validate-gguf.js";
+import type { ModelPlanEntry } from "../engine/plan/plan-types.js";
+import { abortError, raceAbort, settlesWithin } from "../shared/abort.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { hubOptions, type DownloadSettings } from "./download-settings.js";
+import { findDownloaded, invalidReference } from "./find-downloaded.js";
+import { throttleProgress, type PullProgress } from "./progress-throttle.js";
+import { readRemoteGguf } from "./remote-gguf.js";
+import { fileNameForReference } from "./reference-file.js";
+
+/** What a pull is doing, for a front door that says it in words (the CLI) or logs it. */
+export type PullStep =
+  | { step: "found"; path: string; bytes: number }
+  | { step: "replacing"; path: string; message: string }
+  | { step: "checking"; ref: string }
+  | { step: "fits"; entry: ModelPlanEntry }
+  | { step: "forced"; error: RuntimeError }
+  | { step: "downloading"; path: string; totalBytes: number; resumedBytes: number }
+  | { step: "verifying"; path: string };
+
+export interface PullRequest {
+  /** A local path, an http(s) URL or an hf: reference. */
+  ref: string;
+  /** Download even when the fit check says the model does not fit (or cannot run). */
+  force?: boolean;
+  settings: DownloadSettings;
+  /**
+   * The fit check: plans the model from its remote header. Resolves with the plan entry; an entry
+   * with status "error" refuses the download (unless `force`).
+   */
+  fitCheck(info: GgufFileInfo, signal?: AbortSignal): Promise<ModelPlanEntry>;
+  signal?: AbortSignal;
+  /** Throttled to one call per `progressIntervalMs`, plus a last one with every byte. */
+  onProgress?: (progress: PullProgress) => void;
+  progressIntervalMs?: number;
+  onStep?: (step: PullStep) => void;
+}
+
+export interface PullResult {
+  /** The file to load (the first part of a split model). */
+  path: string;
+  /** Bytes on disk, every part together. */
+  bytes: number;
+  /** False when the file was already there (or the reference is a local path). */
+  downloaded: boolean;
+}
+
+/** How long a cancelled download may take to close its streams (and save its resume state). */
+const CANCEL_SETTLE_MS = 2000;
+
+/** Hosts get a handful of progress updates a second. */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 250;
+
+/**
+ * Gets a model into app.models_dir, the way `local-ai pull` and the stdio `pull` method do:
+ * an existing complete file is used as is; otherwise the fit check reads the GGUF header
+ * remotely and refuses a model that cannot fit before any download starts; then
+ * node-llama-cpp's downloader fetches it (parallel ranged requests), keeping a partial file
+ * (`<file>.ipull`) when cancelled so the next pull resumes where this one stopped; the result is
+ * checked to hold every tensor's data. A local path is only checked.
+ */
+export async function pullModel(request: PullRequest): Promise<PullResult> {
+  const { ref, settings, signal } = request;
+  const step = (value: PullStep): void => request.onStep?.(value);
+  if (modelReferenceKind(ref) === "path") {
+    const file = path.resolve(ref);
+    await validateGguf(file, signal ? { signal } : {});
+    return { path: file, bytes: await totalBytes(file), downloaded: false };
+  }
+  const existing = await findDownloaded(ref, settings);
+  if (existing !== null) {
+    const problem = await validateGguf(existing, signal ? { signal } : {}).then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
+    if (problem === null) {
+      const bytes = await totalBytes(existing);
+      step({ step: "found", path: existing, bytes });
+      return { path: existing, bytes, downloaded: false };
+    }
+    // Only a file that is there but broken (cut short by a copy, say) is replaced: pulling again
+    // is its fix. An interrupted check or an unexpected failure never deletes a model.
+    if (signal?.aborted === true || !(problem instanceof RuntimeError) || problem.code !== "model_missing") throw problem;
+    step({ step: "replacing", path: existing, message: problem.message });
+    await Promise.all(splitPartPaths(existing).map((part) => rm(part, { force: true })));
+  }
+
+  step({ step: "checking", ref });
+  const info = await readRemoteGguf(ref, settings.env, signal);
+  const entry = await request.fitCheck(info, signal);
+  if (entry.status === "error") {
+    const refusal = refusalOf(ref, entry);
+    if (request.force !== true) throw refusal;
+    step({ step: "forced", error: refusal });
+  } else {
+    step({ step: "fits", entry });
+  }
+
+  const progress = throttleProgress((value) => request.onProgress?.(value), request.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
+  const downloader = await createDownloader(request, (status) => progress.update(status));
+  const target = downloader.entrypointFilePath;
+  step({ step: "downloading", path: target, totalBytes: downloader.totalSize, resumedBytes: downloader.downloadedSize });
+  progress.update({ downloadedBytes: downloader.downloadedSize, totalBytes: downloader.totalSize });
+  const downloading = downloader.download(signal ? { signal } : {});
+  try {
+    // Raced with the signal: the downloader only stops waiting for streams that have started
+    // (a connection still waiting for its response headers would keep it pending).
+    await raceAbort(downloading, signal);
+  } catch (error) {
+    progress.stop();
+    if (signal?.aborted === true) {
+      await downloader.cancel({ deleteTempFile: false }).catch(() => undefined);
+      await settlesWithin(downloading, CANCEL_SETTLE_MS);
+      throw cancelledPull(target, error);
+    }
+    throw new RuntimeError("model_missing", `Downloading ${ref} failed: ${error instanceof Error ? error.message : String(error)}. Run the same pull again: it resumes where this one stopped`, {
+      details: { ref, path: target, reason: "download_failed" },
+      cause: error,
+    });
+  }
+  progress.finish({ downloadedBytes: downloader.totalSize, totalBytes: downloader.totalSize });
+  step({ step: "verifying", path: target });
+  await validateGguf(target, signal ? { signal } : {});
+  return { path: target, bytes: await totalBytes(target), downloaded: true };
+}
+
+/** node-llama-cpp's downloader, resolved (hub manifest, sizes) but not started; cancellable meanwhile. */
+async function createDownloader(request: PullRequest, onProgress: (progress: PullProgress) => void): Promise<ModelDownloader> {
+  const { createModelDownloader } = await import("node-llama-cpp");
+  const fileName = fileNameForReference(request.ref, request.settings.env);
+  const creating = createModelDownloader({
+    modelUri: request.ref,
+    dirPath: request.settings.modelsDir,
+    showCliProgress: false,
+    // Kept on cancel: the next pull resumes from it.
+    deleteTempFileOnCancel: false,
+    skipExisting: true,
+    ...(fileName === undefined ? {} : { fileName }),
+    ...hubOptions(request.settings.env),
+    onProgress: (status) => onProgress({ downloadedBytes: status.downloadedSize, totalBytes: status.totalSize }),
+  }).catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/^Invalid (Hugging Face URI|URL)/.test(message)) throw invalidReference(request.ref, message, error);
+    throw new RuntimeError("model_missing", `Cannot start downloading ${request.ref}: ${message}`, { details: { ref: request.ref, reason: "unreachable" }, cause: error });
+  });
+  const signal = request.signal;
+  if (signal === undefined) return creating;
+  if (signal.aborted) throw cancelledPull(null, abortError(signal));
+  return new Promise<ModelDownloader>((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(cancelledPull(null, abortError(signal)));
+      // It has no signal of its own: close it once it exists.
+      void creating.then((downloader) => downloader.cancel({ deleteTempFile: false })).catch(() => undefined);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    creating.then(
+      (downloader) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(downloader);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+function refusalOf(ref: string, entry: ModelPlanEntry): RuntimeError {
+  const error = entry.error ?? { code: "model_plan_error" as const, message: "the model cannot be planned" };
+  const code = error.code === "model_plan_error" ? "model_plan_error" : error.code;
+  return new RuntimeError(code, `Not downloading ${ref}: ${error.message} (--force, or force: true, downloads it anyway)`, {
+    details: { ref, reason: code === "model_plan_error" ? "does_not_fit" : "fit_check_failed", ...(error.details ?? {}), ...(entry.model ? { model: entry.model } : {}) },
+  });
+}
+
+/** `target` is the file being downloaded (null before the download started: nothing to keep). */
+function cancelledPull(target: string | null, cause: unknown): RuntimeError {
+  if (target === null) return new RuntimeError("cancelled", "Pull cancelled before the download started", { cause });
+  const partial = `${target}.ipull`;
+  return new RuntimeError("cancelled", `Pull cancelled; the partial download is kept (${partial}) and the next pull of this model resumes it`, { details: { partial }, cause });
+}
+
+async function totalBytes(file: string): Promise<number> {
+  const sizes = await Promise.all(splitPartPaths(file).map((part) => stat(part).then((stats) => stats.size, () => 0)));
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
