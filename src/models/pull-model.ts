@@ -4,6 +4,7 @@ import type { GgufFileInfo, ModelDownloader } from "node-llama-cpp";
 import { modelReferenceKind } from "../config/model-reference.js";
 import { splitPartPaths } from "../engine/gguf/split-parts.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
+import { modelFactsJson } from "../engine/plan/plan-json.js";
 import type { ModelPlanEntry } from "../engine/plan/plan-types.js";
 import { abortError, raceAbort, settlesWithin } from "../shared/abort.js";
 import { RuntimeError } from "../shared/runtime-error.js";
@@ -175,7 +176,7 @@ function refusalOf(ref: string, entry: ModelPlanEntry): RuntimeError {
   const error = entry.error ?? { code: "model_plan_error" as const, message: "the model cannot be planned" };
   const code = error.code === "model_plan_error" ? "model_plan_error" : error.code;
   return new RuntimeError(code, `Not downloading ${ref}: ${error.message} (--force, or force: true, downloads it anyway)`, {
-    details: { ref, reason: code === "model_plan_error" ? "does_not_fit" : "fit_check_failed", ...(error.details ?? {}), ...(entry.model ? { model: entry.model } : {}) },
+    details: { ref, reason: code === "model_plan_error" ? "does_not_fit" : "fit_check_failed", ...(error.details ?? {}), ...(entry.model ? { model: modelFactsJson(entry.model) } : {}) },
   });
 }
 

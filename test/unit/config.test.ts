@@ -117,7 +117,7 @@ describe("config", () => {
     const [problem] = problemsOf("app:\n  max_step: 3\n");
     assert.equal(problem?.path, "app.max_step");
     assert.equal(problem?.line, 2);
-    assert.equal(problem?.message, 'unknown key (did you mean "max_steps"?; accepted here: data_dir, log_level, max_steps, max_parse_errors, max_tool_output_bytes)');
+    assert.equal(problem?.message, 'unknown key (did you mean "max_steps"?; accepted here: data_dir, models_dir, log_level, max_steps, max_parse_errors, max_tool_output_bytes)');
     const [nested] = problemsOf("llama:\n  models:\n    m:\n      path: /a.gguf\n      ctx_sise: 10\n");
     assert.equal(nested?.path, "llama.models.m.ctx_sise");
     assert.match(nested?.message ?? "", /^unknown key \(did you mean "ctx_size"\?; accepted here: engine, path, /);

@@ -131,7 +131,7 @@ describe("parseConfigText: cases the fuzzer found", () => {
   it("a scalar where a section belongs says which keys the section takes", () => {
     assert.deepEqual(parseSafely("app: 3"), {
       ok: false,
-      problems: [{ path: "app", message: "must be a mapping with keys among data_dir, log_level, max_steps, max_parse_errors, max_tool_output_bytes", found: "3", line: 1 }],
+      problems: [{ path: "app", message: "must be a mapping with keys among data_dir, models_dir, log_level, max_steps, max_parse_errors, max_tool_output_bytes", found: "3", line: 1 }],
     });
   });
 });
