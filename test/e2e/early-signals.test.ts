@@ -37,6 +37,16 @@ describe("signals from the first instant (built CLI)", () => {
     assert.match(proc.stderr, /signal received; shutting down/);
   });
 
+  it("serve-stdio --protocol acp: the same (the ACP front door shares the stdio start-up)", async () => {
+    const { dir, configPath } = await tempConfig();
+    const proc = probed(["serve-stdio", "--protocol", "acp", "--config", configPath], dir);
+    await firstListener(proc);
+    proc.kill("SIGTERM");
+    const { code, signal } = await proc.exited;
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, proc.stderr);
+    assert.equal(proc.stdout, "");
+  });
+
   it("serve-http: the same", async () => {
     // A model file that does not exist yet is fine: serve-http loads models on first use.
     const { dir, configPath } = await tempConfig("llama:\n  models:\n    default:\n      path: ./absent.gguf\nagents:\n  assistant: {}\n");

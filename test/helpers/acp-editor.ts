@@ -1,6 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { PassThrough, Readable, Writable } from "node:stream";
-import { after } from "node:test";
 import {
   client,
   methods,
@@ -16,7 +15,7 @@ import {
   type SessionUpdate,
   type WriteTextFileRequest,
 } from "@agentclientprotocol/sdk";
-import { CLI_PATH } from "./cli-process.js";
+import { CLI_PATH, trackChild } from "./cli-process.js";
 import { TestTerminals } from "./acp-test-terminals.js";
 
 /** A permission request as the editor saw it, with the signal the SDK aborts when the agent withdraws it. */
@@ -28,27 +27,6 @@ export interface SeenPermission {
 export type PermissionPolicy = (seen: SeenPermission) => Promise<RequestPermissionResponse> | RequestPermissionResponse;
 
 export const choose = (optionId: string): RequestPermissionResponse => ({ outcome: { outcome: "selected", optionId } });
-
-const live = new Set<ChildProcessWithoutNullStreams>();
-after(async () => {
-  await Promise.all(
-    [...live].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(() => {
-            child.kill("SIGKILL");
-            resolve();
-          }, 3000);
-          child.once("exit", () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill("SIGTERM");
-        }),
-    ),
-  );
-});
 
 /**
  * An editor as Zed or JetBrains is one: it spawns `local-ai serve-stdio --protocol acp`, speaks
@@ -78,8 +56,8 @@ export class AcpEditor {
       env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
-    live.add(this.child);
-    this.exited = new Promise((resolve) => this.child.on("exit", (code, signal) => (live.delete(this.child), resolve({ code, signal }))));
+    trackChild(this.child);
+    this.exited = new Promise((resolve) => this.child.on("exit", (code, signal) => resolve({ code, signal })));
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
     this.child.stdin.on("error", () => undefined);

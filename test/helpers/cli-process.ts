@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { WireTap, wireProtocolOf } from "./wire-recorder.js";
@@ -10,7 +10,14 @@ export const CLI_PATH = fileURLToPath(new URL("../../src/cli/main.js", import.me
  * SIGTERM first, so a server closes the children it started (llama-server, MCP servers), which a
  * SIGKILL would leave behind; SIGKILL after a grace period for one that does not stop.
  */
-const live = new Set<ChildProcessWithoutNullStreams>();
+const live = new Set<ChildProcess>();
+
+/** Registers a child for the end-of-file cleanup above; it leaves the set when it exits. */
+export function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+}
+
 after(async () => {
   await Promise.all(
     [...live].map(
@@ -67,10 +74,9 @@ export class CliProcess {
     this.child.stdout.on("data", (chunk: string) => this.onStdout(chunk));
     this.child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
     this.child.stdin.on("error", () => undefined);
-    live.add(this.child);
+    trackChild(this.child);
     this.exited = new Promise((resolve) =>
       this.child.on("exit", (code, signal) => {
-        live.delete(this.child);
         if (this.tap !== null && (this.tap.protocol === "cli.doctor" || this.tap.protocol === "cli.plan") && this.stdout !== "") this.tap.document(this.stdout);
         resolve({ code, signal });
       }),

@@ -1,16 +1,11 @@
 import { runAcpServer } from "../../acp/acp-server.js";
 import type { AcpDeps } from "../../acp/acp-deps.js";
-import { lazyRuntime, type LazyRuntime } from "../../app/lazy-runtime.js";
-import { reportConfigState } from "../../app/report-config.js";
-import { startServerProcess } from "../../app/server-process.js";
-import { stdioLimitsOf } from "../../app/stdio-limits.js";
 import type { ConfigState } from "../../config/read-config-file.js";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { describeModel } from "../../engine/describe-model.js";
-import { resolveLogLevel } from "../../logging/create-logger.js";
-import { readPackageInfo } from "../../shared/version.js";
+import type { LazyRuntime } from "../../app/lazy-runtime.js";
 import type { CliDeps } from "../cli-deps.js";
-import { openStdioConfig } from "../stdio-config.js";
+import { startStdioServing } from "../stdio-serving.js";
 import type { ServeStdioOptions } from "./serve-stdio-action.js";
 
 /**
@@ -19,28 +14,17 @@ import type { ServeStdioOptions } from "./serve-stdio-action.js";
  * stderr, the stdio limits apply, the runtime is built on the first method that needs it.
  */
 export async function runServeStdioAcp(options: ServeStdioOptions, deps: CliDeps): Promise<void> {
-  const config = await openStdioConfig(options, deps);
-  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env });
+  const { serving, info, runtime, limits, configState, stop } = await startStdioServing(options, deps, "acp");
   const { logger } = serving;
-  const info = readPackageInfo();
-  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
-  const limits = stdioLimitsOf(config.early);
-  void config.state.then((configState) => {
-    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
-    reportConfigState(configState, logger);
-    logger.info({ version: info.version, protocol: "acp", config: configState.path, config_status: configState.status }, "serve-stdio started");
-  });
   const result = await runAcpServer({
     input: process.stdin,
     output: process.stdout,
     logger,
     limits,
     signal: serving.signal,
-    deps: acpDeps(runtime, config.state, info.version, limits.coalesceMs, logger),
+    deps: acpDeps(runtime, configState, info.version, limits.coalesceMs, logger),
   });
-  await runtime.close();
-  logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
-  await serving.finish();
+  await stop(result);
   // stdin may still hold the loop open (an editor that never closes it): exit explicitly.
   process.exit(result.exitCode);
 }

@@ -1,17 +1,10 @@
 import type { Command } from "commander";
-import { lazyRuntime } from "../../app/lazy-runtime.js";
-import { reportConfigState } from "../../app/report-config.js";
-import { routeConsole } from "../../app/route-console.js";
-import { startServerProcess } from "../../app/server-process.js";
-import { stdioLimitsOf } from "../../app/stdio-limits.js";
-import { resolveLogLevel } from "../../logging/create-logger.js";
 import { createV1Methods } from "../../protocol/methods/v1-methods.js";
 import { jsonRpcDialect } from "../../protocol/jsonrpc/jsonrpc-dialect.js";
 import { runStdioServer } from "../../protocol/stdio-server.js";
 import { v1Dialect } from "../../protocol/v1/v1-dialect.js";
-import { readPackageInfo } from "../../shared/version.js";
 import type { CliDeps } from "../cli-deps.js";
-import { openStdioConfig } from "../stdio-config.js";
+import { startStdioServing } from "../stdio-serving.js";
 
 export interface ServeStdioOptions {
   config?: string;
@@ -34,22 +27,8 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
     return;
   }
   const wire = options.protocol;
-  const config = await openStdioConfig(options, deps);
-  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env, signals: deps.signals });
+  const { serving, info, runtime, limits, stop } = await startStdioServing(options, deps, wire);
   const { logger } = serving;
-  // Every stdout byte is a protocol message, even when a library prints.
-  const consoleLog = logger.child({ component: "console" });
-  const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
-  const info = readPackageInfo();
-  // Built on the first method that needs it: ping and initialize never load the engines or the MCP client.
-  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
-  const limits = stdioLimitsOf(config.early);
-  // Logged once the config is parsed (at once, or in the background while ping is answered).
-  void config.state.then((configState) => {
-    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
-    reportConfigState(configState, logger);
-    logger.info({ version: info.version, protocol: wire, config: configState.path, config_status: configState.status }, "serve-stdio started");
-  });
   const result = await runStdioServer({
     input: process.stdin,
     output: process.stdout,
@@ -74,10 +53,7 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
         wire,
       ),
   });
-  await runtime.close();
-  restoreConsole();
-  logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
-  await serving.finish();
+  await stop(result);
   // stdin may still hold the loop open (a host that never closes it): exit explicitly.
   process.exit(result.exitCode);
 }

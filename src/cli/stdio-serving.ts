@@ -1,0 +1,55 @@
+import { lazyRuntime, type LazyRuntime } from "../app/lazy-runtime.js";
+import { reportConfigState } from "../app/report-config.js";
+import { routeConsole } from "../app/route-console.js";
+import { startServerProcess, type ServerProcess } from "../app/server-process.js";
+import { stdioLimitsOf } from "../app/stdio-limits.js";
+import type { ConfigState } from "../config/read-config-file.js";
+import { resolveLogLevel } from "../logging/create-logger.js";
+import { readPackageInfo, type PackageInfo } from "../shared/version.js";
+import type { CliDeps } from "./cli-deps.js";
+import { openStdioConfig } from "./stdio-config.js";
+
+export interface StdioServing {
+  serving: ServerProcess;
+  info: PackageInfo;
+  runtime: LazyRuntime;
+  limits: ReturnType<typeof stdioLimitsOf>;
+  configState: Promise<ConfigState>;
+  /** Closes the runtime, puts console back, logs the stop and flushes: the last steps before exit. */
+  stop: (result: { reason: string; flushed: boolean }) => Promise<void>;
+}
+
+/**
+ * What every serve-stdio protocol (v1, JSON-RPC, ACP) sets up the same way: the config (parsed
+ * in the background while the first lines are answered), the logger on stderr with signals held
+ * since start-up taken over, console output routed to the log (every stdout byte is a protocol
+ * message, even when a library prints), and a runtime built on the first method that needs it.
+ */
+export async function startStdioServing(options: { config?: string | undefined; mcpConfig?: string | undefined }, deps: CliDeps, protocol: string): Promise<StdioServing> {
+  const config = await openStdioConfig(options, deps);
+  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env, signals: deps.signals });
+  const { logger } = serving;
+  const consoleLog = logger.child({ component: "console" });
+  const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
+  const info = readPackageInfo();
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
+  // Logged once the config is parsed (at once, or in the background while ping is answered).
+  void config.state.then((configState) => {
+    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
+    reportConfigState(configState, logger);
+    logger.info({ version: info.version, protocol, config: configState.path, config_status: configState.status }, "serve-stdio started");
+  });
+  return {
+    serving,
+    info,
+    runtime,
+    limits: stdioLimitsOf(config.early),
+    configState: config.state,
+    stop: async (result) => {
+      await runtime.close();
+      restoreConsole();
+      logger.info({ reason: result.reason, flushed: result.flushed }, "serve-stdio stopped");
+      await serving.finish();
+    },
+  };
+}
