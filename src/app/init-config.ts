@@ -3,7 +3,8 @@ import { access, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { formatProblem } from "../config/config-problem.js";
 import { parseConfigText } from "../config/load-config.js";
-import { DEFAULT_MODEL_REFERENCE, isRemoteModelReference, renderStarterConfig } from "../config/starter-config.js";
+import { isModelReference } from "../config/model-reference.js";
+import { DEFAULT_MODEL_REFERENCE, renderStarterConfig } from "../config/starter-config.js";
 
 export interface InitOptions {
   cwd: string;
@@ -13,8 +14,15 @@ export interface InitOptions {
   force: boolean;
 }
 
+/** A command to run next; `pull` marks the download step, which `init --pull` does itself. */
+export interface NextStep {
+  command: string;
+  why: string;
+  kind?: "pull";
+}
+
 export type InitOutcome =
-  | { ok: true; path: string; model: string; overwritten: boolean; notes: string[]; next: Array<{ command: string; why: string }> }
+  | { ok: true; path: string; model: string; remote: boolean; overwritten: boolean; notes: string[]; next: NextStep[] }
   | { ok: false; reason: "exists" | "invalid" | "write_failed"; message: string };
 
 /**
@@ -40,17 +48,17 @@ export async function initConfig(options: InitOptions): Promise<InitOutcome> {
     if (code === "EEXIST") return { ok: false, reason: "exists", message: `${file} already exists; nothing was written (pass --force to replace it)` };
     return { ok: false, reason: "write_failed", message: `cannot write ${file}: ${(error as Error).message}` };
   }
-  const remote = isRemoteModelReference(model);
+  const remote = isModelReference(model);
   const notes: string[] = [];
   if (!remote && !(await exists(path.resolve(options.cwd, model)))) notes.push(`${path.resolve(options.cwd, model)} does not exist yet: put the GGUF file there, or run init again with --model <file | https:// URL | hf:owner/repo:quant>`);
   // With LOCAL_AI_CONFIG set, the commands would read that file instead of this one.
   const config = options.env.LOCAL_AI_CONFIG !== undefined && options.env.LOCAL_AI_CONFIG !== "" ? " --config config.yaml" : "";
-  const next = [
-    ...(remote ? [{ command: `local-ai pull ${model}${config}`, why: "download the model (it checks first that the model fits this machine)" }] : []),
+  const next: NextStep[] = [
+    ...(remote ? [{ command: `local-ai pull ${model}${config}`, why: "download the model (it checks first that the model fits this machine)", kind: "pull" as const }] : []),
     { command: `local-ai doctor${config}`, why: "check the machine, the config and the model" },
     { command: `local-ai chat${config}`, why: "chat with the assistant in the terminal" },
   ];
-  return { ok: true, path: file, model, overwritten, notes, next };
+  return { ok: true, path: file, model, remote, overwritten, notes, next };
 }
 
 /** Temp file and rename: an interrupted --force leaves the old config or the new one, never half of one. */

@@ -4,6 +4,10 @@ import type { SignalLatch } from "../app/signal-latch.js";
 export interface CliDeps {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
+  /** The terminal's input, for the few questions a command asks (init); absent inside tests. */
+  stdin?: NodeJS.ReadableStream;
+  /** stdin is a terminal: only then may a command ask a question. */
+  stdinIsTTY?: boolean;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdoutIsTTY: boolean;

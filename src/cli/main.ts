@@ -9,6 +9,8 @@ const { runCli } = await import("./program.js");
 const code = await runCli(process.argv, {
   env: process.env,
   cwd: process.cwd(),
+  stdin: process.stdin,
+  stdinIsTTY: process.stdin.isTTY === true,
   stdout: process.stdout,
   stderr: process.stderr,
   stdoutIsTTY: process.stdout.isTTY === true,

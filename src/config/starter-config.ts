@@ -6,11 +6,6 @@
  */
 export const DEFAULT_MODEL_REFERENCE = "hf:Qwen/Qwen3-4B-GGUF:Q4_K_M";
 
-/** A model to download (`hf:` reference, http(s) URL) rather than a file on this machine. */
-export function isRemoteModelReference(reference: string): boolean {
-  return /^hf:/i.test(reference) || /^https?:\/\//i.test(reference);
-}
-
 /**
  * A YAML double-quoted scalar for any text: JSON's string syntax is valid YAML, and `$` is doubled
  * because the loader substitutes `${NAME}` in values (`$$` is a literal `$`).
