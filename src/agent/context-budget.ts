@@ -34,7 +34,9 @@ function messageText(message: ChatMessage): string {
 /**
  * System prompt + tool schemas + as much history as fits + the current turn, counted with the
  * model's tokenizer where the engine has one (an estimate elsewhere). History is dropped
- * oldest-first in whole turns (a cut lands on a user message, so tool calls keep their results).
+ * oldest-first in whole turns (a cut lands on a user message, so tool calls keep their results),
+ * half the window at a time (as llama.cpp's context shift discards half) so that the cut, and
+ * with it the cached prefix, stays put for the next turns (stableCut).
  * What cannot fit is a `context_overflow` error with the numbers, never a silent truncation:
  * tool schemas that leave no room name `ctx_size` and `agents.<name>.tools`; an input too long
  * for the window says how long it is.
@@ -72,19 +74,50 @@ export async function fitContext(input: ContextBudgetInput): Promise<{ context: 
       { details: { ...details, input_tokens: turnTokens, config_key: `llama.models.${input.modelName}.ctx_size` } },
     );
   }
-  let budget = available - systemTokens - toolTokens - turnTokens;
-  // Newest first: keep whole turns from the end while they fit.
+  const budget = available - systemTokens - toolTokens - turnTokens;
   const costs = await Promise.all(input.history.map(cost));
-  let start = input.history.length;
+  const start = stableCut(input.history, costs, budget, Math.max(1, Math.floor(window / 2))) ?? tightCut(input.history, costs, budget);
+  return { context: [input.system, ...input.history.slice(start)], droppedMessages: start };
+}
+
+/**
+ * Where kept history starts when it must be trimmed, chosen so that it stays put for many turns:
+ * the KV cache (both engines) reuses only an unchanged prefix, and a cut that moved by one turn
+ * every turn (keep as much as fits) would make every turn of a long conversation evaluate its
+ * whole prompt again. Candidate cuts are the first user message at or after each multiple of
+ * `step` tokens, counted from the start of the history; history only grows at its end, so these
+ * marks never move. The earliest candidate that fits wins: once a conversation outgrows the
+ * window, about `step` tokens of the oldest history go at once, and the next turns keep the same
+ * cut (and their cached prefix) until the window fills again. Null when no candidate fits.
+ */
+function stableCut(history: readonly ChatMessage[], costs: readonly number[], budget: number, step: number): number | null {
+  let remaining = costs.reduce((sum, value) => sum + value, 0);
+  let before = 0;
+  let mark = 0;
+  for (let i = 0; i < history.length; i++) {
+    if (history[i]?.role === "user" && before >= mark) {
+      if (remaining <= budget) return i;
+      mark = (Math.floor(before / step) + 1) * step;
+    }
+    before += costs[i] ?? 0;
+    remaining -= costs[i] ?? 0;
+  }
+  return null;
+}
+
+/** Newest first: whole turns from the end while they fit (a cut lands on a user message). */
+function tightCut(history: readonly ChatMessage[], costs: readonly number[], available: number): number {
+  let budget = available;
+  let start = history.length;
   let used = 0;
-  for (let i = input.history.length - 1; i >= 0; i--) {
+  for (let i = history.length - 1; i >= 0; i--) {
     used += costs[i] ?? 0;
     if (used > budget) break;
-    if (input.history[i]?.role === "user") {
+    if (history[i]?.role === "user") {
       start = i;
       budget -= used;
       used = 0;
     }
   }
-  return { context: [input.system, ...input.history.slice(start)], droppedMessages: start };
+  return start;
 }

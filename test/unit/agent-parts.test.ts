@@ -104,6 +104,43 @@ describe("prompt", () => {
   });
 });
 
+describe("context budget: a cut that stays put", () => {
+  it("trims half the window at a time, so most turns of a long conversation keep the same cut (and their cached prefix)", async () => {
+    const system: ChatMessage = { role: "system", content: "sys" };
+    // One token per character, 8 per message of template overhead: each turn here is ~120 tokens.
+    const engine = { kind: "embedded", modelName: "m", countTokens: async (text: string) => text.length } as unknown as Engine;
+    const window = 2000;
+    const history: ChatMessage[] = [];
+    const cuts: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const turn: ChatMessage[] = [{ role: "user", content: `q${i} ${"x".repeat(40 + (i % 7) * 5)}` }];
+      const fit = await fitContext({ engine, agentName: "a", modelName: "m", system, history, turn, tools: [], ctxSize: window, maxTokens: 200, signal: new AbortController().signal });
+      // Whatever is kept fits: system + kept history + this turn + the reply's reserve.
+      const kept = fit.context.slice(1).reduce((sum, m) => sum + 8 + (typeof m.content === "string" ? m.content.length : 0), 0);
+      assert.ok(8 + 3 + kept + 8 + contentLength(turn[0]) + 200 <= window, `turn ${i}: ${kept} tokens of history kept`);
+      assert.equal(fit.context[1]?.role ?? "user", "user", "a cut lands on a user message");
+      cuts.push(fit.droppedMessages);
+      history.push(...turn, { role: "assistant", content: `a${i} ${"y".repeat(50)}` });
+    }
+    const moves = cuts.filter((cut, i) => i > 0 && cut !== cuts[i - 1]);
+    assert.ok(cuts.every((cut, i) => i === 0 || cut >= (cuts[i - 1] ?? 0)), `the cut never moves back: ${cuts.join(",")}`);
+    assert.ok(cuts.at(-1)! > 0, "the conversation did outgrow the window");
+    // 60 turns of ~120 tokens against a 1,800-token budget: the tightest cut would move on almost
+    // every turn after the window fills (~45 moves); half the window at a time moves ~1 in 8.
+    const trimmedTurns = cuts.filter((cut) => cut > 0).length;
+    assert.ok(moves.length * 5 <= trimmedTurns, `${moves.length} moves over ${trimmedTurns} trimmed turns: ${cuts.join(",")}`);
+    for (let i = 1; i < cuts.length; i++) {
+      if (cuts[i] === cuts[i - 1]) continue;
+      const dropped = history.slice(cuts[i - 1], cuts[i]).reduce((sum, m) => sum + 8 + contentLength(m), 0);
+      assert.ok(dropped >= window / 2 - 200, `turn ${i} dropped only ${dropped} tokens`);
+    }
+  });
+});
+
+function contentLength(message: ChatMessage | undefined): number {
+  return typeof message?.content === "string" ? message.content.length : 0;
+}
+
 describe("turn state helpers", () => {
   it("finds the calls of the last assistant message that have no result", () => {
     const messages: ChatMessage[] = [
