@@ -274,6 +274,23 @@ describe("streamOpenAiChat: errors", () => {
     assert.deepEqual(yielded, [{ type: "text", delta: "partial" }]);
   });
 
+  it("llama.cpp failing to parse the finished reply into its chat format: the streamed text is the answer", async () => {
+    const parseError = { error: { code: 500, message: "The model produced output that does not match the expected peg-native format", type: "server_error" } };
+    const up = await serve(scripted([chunk({ content: "hib\uFFFDp " }), chunk({ content: "words" }), parseError], { done: false }));
+    assert.deepEqual(await collect(stream(up)), [
+      { type: "text", delta: "hib\uFFFDp " },
+      { type: "text", delta: "words" },
+      { type: "end", finishReason: "stop" },
+    ]);
+    // Nothing streamed, or a tool call under way: still an error (no answer to keep, or a call cut short).
+    await up.close();
+    const empty = await serve(scripted([parseError], { done: false }));
+    assert.equal((await collectError(stream(empty))).error.code, "engine_error");
+    await empty.close();
+    const call = await serve(scripted([chunk({ content: "x" }), chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "f", arguments: "{" } }] }), parseError], { done: false }));
+    assert.match((await collectError(stream(call))).error.message, /peg-native format/);
+  });
+
   it("a stream cut without a finish_reason or [DONE] -> engine_error", async () => {
     const up = await serve(scripted([chunk({ content: "partial" })], { done: false }));
     const { error, yielded } = await collectError(stream(up));

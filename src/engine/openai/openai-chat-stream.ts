@@ -47,6 +47,11 @@ function mapFinishReason(reason: string): FinishReason {
   }
 }
 
+/** llama.cpp's end-of-reply chat parse failing ("The model produced output that does not match the expected <format> format"). */
+function isChatFormatParseFailure(err: unknown): boolean {
+  return err instanceof Error && /The model produced output that does not match the expected \S+ format/.test(err.message);
+}
+
 /** `reasoning_content` is not in the OpenAI types (llama-server / DeepSeek extension): read it raw. */
 function reasoningOf(delta: object): string {
   const value = (delta as { reasoning_content?: unknown }).reasoning_content;
@@ -72,6 +77,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
 
     const toolCalls = new ToolCallAccumulator();
     let finishReason: string | null = null;
+    let streamedText = false;
     let usage: { inputTokens: number; outputTokens: number; cachedTokens?: number } | null = null;
 
     try {
@@ -85,7 +91,10 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
           const delta = choice.delta ?? {};
           const reasoning = reasoningOf(delta);
           if (reasoning !== "") out.push({ type: "reasoning", delta: reasoning });
-          if (typeof delta.content === "string" && delta.content !== "") out.push({ type: "text", delta: delta.content });
+          if (typeof delta.content === "string" && delta.content !== "") {
+            out.push({ type: "text", delta: delta.content });
+            streamedText = true;
+          }
           for (const call of delta.tool_calls ?? []) out.push(...toolCalls.push(call));
           if (choice.finish_reason !== null && choice.finish_reason !== undefined) finishReason = choice.finish_reason;
         }
@@ -100,7 +109,13 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
         }
       }
     } catch (err) {
-      throw toEngineError(err, context, isAborted());
+      // llama.cpp streams the text as it comes and parses the whole reply into its chat format only
+      // at the end; a reply it cannot parse (invalid UTF-8 from a model, text its template's parser
+      // does not expect) ends the stream with an error although the text is all there. That text is
+      // the answer: keep it rather than fail the turn. Never when a tool call was under way.
+      if (isAborted() || !streamedText || toolCalls.size > 0 || !isChatFormatParseFailure(err)) throw toEngineError(err, context, isAborted());
+      logger?.warn({ baseUrl: context.baseUrl, model, err: (err as Error).message }, "the server could not parse the reply into its chat format at the end; the streamed text is kept as the answer");
+      finishReason = "stop";
     }
     if (isAborted()) throw upstream.cancelled();
     if (finishReason === null) {
