@@ -54,7 +54,7 @@ describe("llama-server: a reply it cannot parse at the end", { skip: binary === 
     try {
       const done = await cli.request({ id: 1, method: "chat", params: { session_id: "s1", input: `${WORDS} ${WORDS}` } }, 120_000);
       assert.equal(done.type, "result", JSON.stringify(done));
-      const streamed = cli.messages.filter((m) => m.id === 1 && m.event === "llm_chunk").map((m) => String(m.content ?? m.delta ?? ""));
+      const streamed = cli.messages.filter((m) => m.id === 1 && m.event === "llm_chunk").map((m) => (typeof m.delta === "string" ? m.delta : ""));
       const response = String((done.result as { response: string }).response);
       assert.ok(response.length > 0, "the model wrote something");
       assert.equal(response, streamed.join(""), "the answer is exactly the streamed text");
