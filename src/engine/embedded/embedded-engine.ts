@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
@@ -9,6 +9,7 @@ import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
+import { embeddedBinaryOf } from "../llama-binary.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
@@ -85,7 +86,7 @@ export class EmbeddedEngine implements Engine {
 
   async embed(request: EmbedRequest): Promise<EmbedResult> {
     const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
-    const threads = this.config.threads === "auto" ? autoThreads("embedded", loaded.model.llama.cpuMathCores) : this.config.threads;
+    const threads = this.threadsFor(loaded.model.llama);
     this.embedder ??= new EmbeddedEmbedder(loaded.model, this.modelName, { contextSize: loaded.context.contextSize, threads });
     return this.embedder.embed(request);
   }
@@ -157,7 +158,7 @@ export class EmbeddedEngine implements Engine {
       if (options.signal.aborted) throw new RuntimeError("shutting_down", "Model load stopped: the engine is closing", { cause: error });
       throw new RuntimeError("model_missing", `Cannot load model ${path}: ${(error as Error).message}`, { cause: error });
     }
-    const threads = this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
+    const threads = this.threadsFor(llama);
     const context = await model.createContext({
       contextSize: Math.min(this.config.ctx_size, model.trainContextSize),
       sequences: this.deps.parallel,
@@ -169,6 +170,11 @@ export class EmbeddedEngine implements Engine {
       "embedded model loaded",
     );
     return { model, context, pool: new SequencePool(context, this.deps.parallel), chatWrapper };
+  }
+
+  /** `threads: auto` depends on the binary: all cores with OpenMP, one fewer without (auto-threads.ts). */
+  private threadsFor(llama: Llama): number {
+    return this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores, embeddedBinaryOf(llama)) : this.config.threads;
   }
 
   private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {
