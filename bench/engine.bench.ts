@@ -333,11 +333,12 @@ for (const threads of threadsList) {
 // What a user gets with `threads: auto` on each side (auto-threads.ts), when those thread counts ran.
 const cores = physicalCores();
 const serverAuto = autoThreads("llama-server", cores);
-for (const side of sides.filter((s) => s !== "llama-server")) {
-  const auto = autoThreads("embedded", cores, { openmp: side === "embedded-local" });
-  if (!threadsList.includes(auto) || !threadsList.includes(serverAuto)) continue;
-  const ratio = pick(side, auto, "gen_tps") / pick("llama-server", serverAuto, "gen_tps");
-  out(`defaults: ${side} at threads auto (${auto}) / llama-server at threads auto (${serverAuto}): generation ${ratio.toFixed(3)}  target >= 0.95: ${ratio >= 0.95 ? "MET" : "NOT MET"}`);
-  summary[`default_${side}`] = { threads: auto, server_threads: serverAuto, gen_ratio: ratio };
+const embeddedAuto = autoThreads("embedded", cores);
+if (threadsList.includes(embeddedAuto) && threadsList.includes(serverAuto)) {
+  for (const side of sides.filter((s) => s !== "llama-server")) {
+    const ratio = pick(side, embeddedAuto, "gen_tps") / pick("llama-server", serverAuto, "gen_tps");
+    out(`defaults: ${side} at threads auto (${embeddedAuto}) / llama-server at threads auto (${serverAuto}): generation ${ratio.toFixed(3)}  target >= 0.95: ${ratio >= 0.95 ? "MET" : "NOT MET"}`);
+    summary[`default_${side}`] = { threads: embeddedAuto, server_threads: serverAuto, gen_ratio: ratio };
+  }
 }
 out(JSON.stringify({ shape: shapeName, rounds, reps, n_predict: nPredict, prompt: prompt.length, ctx: contextSize, binaries, summary }));

@@ -1,7 +1,7 @@
 // Child process of bench/parallel.bench.ts: one embedded engine on one binary, one chat alone and
 // N chats at once (order by round), prints one JSON line (ParallelResult) on stdout.
 import { performance } from "node:perf_hooks";
-import type { LlamaContext } from "node-llama-cpp";
+import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { modelSchema } from "../src/config/schema.js";
 import type { GenerateRequest } from "../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
@@ -17,6 +17,13 @@ export interface Measured {
   msPerDecode: number | null;
 }
 
+/** Median ms of one decode of `tokens` new tokens: all of one sequence (one logits row), or one each of `tokens` sequences (a row each). */
+export interface DecodeShape {
+  tokens: number;
+  oneSequenceMs: number;
+  manySequencesMs: number;
+}
+
 export interface ParallelResult {
   binary: "prebuilt" | "local";
   model: string;
@@ -24,6 +31,7 @@ export interface ParallelResult {
   threads: number;
   single: Measured;
   batched: Measured;
+  shapes: DecodeShape[];
 }
 
 const args = JSON.parse(process.argv[2] ?? "{}") as { binary: "prebuilt" | "local"; parallel: number; round: number };
@@ -92,6 +100,39 @@ async function measure(n: number): Promise<Measured> {
   return { tokPerS, tokensPerDecode: seen ? seen.tokens / seen.calls : null, msPerDecode: seen ? seen.ms / seen.calls : null };
 }
 
+/**
+ * Where batching can pay: the cost of one decode of n new tokens when they belong to one sequence
+ * (a prompt: one logits row) against one token each of n sequences (n parallel chats: n logits
+ * rows, n KV streams). A second context on the engine's model, same threads (bench-only access).
+ */
+async function decodeShapes(max: number): Promise<DecodeShape[]> {
+  const current = (Reflect.get(engine, "model") as { current: { context: LlamaContext; model: LlamaModel } | null }).current;
+  if (current === null) return [];
+  const context = await current.model.createContext({ contextSize: 512, sequences: max, threads: current.context.idealThreads });
+  const sequences = Array.from({ length: max }, () => context.getSequence());
+  const tokens = (n: number, salt: number): Token[] => Array.from({ length: n }, (_, i) => (300 + ((salt * 131 + i * 17) % 20000)) as Token);
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
+  const shapes: DecodeShape[] = [];
+  for (const n of [1, max]) {
+    const one: number[] = [];
+    const many: number[] = [];
+    for (let rep = 0; rep < 5; rep++) {
+      for (const sequence of sequences) await sequence.clearHistory();
+      // The same 16-token history in each sequence first, so both shapes attend over the same context.
+      for (const sequence of sequences.slice(0, n)) await sequence.evaluateWithoutGeneratingNewTokens([1 as Token, ...tokens(15, rep)]);
+      let started = performance.now();
+      await (sequences[0] as (typeof sequences)[number]).evaluateWithoutGeneratingNewTokens(tokens(n, rep + 50));
+      one.push(performance.now() - started);
+      started = performance.now();
+      await Promise.all(sequences.slice(0, n).map((sequence, i) => sequence.evaluateWithoutGeneratingNewTokens(tokens(1, rep + 90 + i))));
+      many.push(performance.now() - started);
+    }
+    shapes.push({ tokens: n, oneSequenceMs: median(one), manySequencesMs: median(many) });
+  }
+  await context.dispose();
+  return shapes;
+}
+
 await chat(99); // warm-up: first-decode allocations
 let single: Measured;
 let batched: Measured;
@@ -102,8 +143,10 @@ if (args.round % 2 === 0) {
   batched = await measure(args.parallel);
   single = await measure(1);
 }
-const threads = (Reflect.get(engine, "model") as { current: { context: LlamaContext } | null }).current?.context.idealThreads ?? 0;
+const shapes = await decodeShapes(args.parallel);
+const loaded = (Reflect.get(engine, "model") as { current: { context: LlamaContext; model: LlamaModel } | null }).current;
+const threads = loaded?.context.idealThreads ?? 0;
 await engine.close();
 await llama.dispose();
-const result: ParallelResult = { binary: args.binary, model: modelPath, maxTokens, threads, single, batched };
+const result: ParallelResult = { binary: args.binary, model: modelPath, maxTokens, threads, single, batched, shapes };
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -40,6 +40,9 @@ for (let round = 0; round < rounds; round++) {
     const fmt = (m: ParallelResult["single"]): string =>
       `${m.tokPerS.toFixed(1).padStart(6)} tok/s (${m.tokensPerDecode === null ? "?" : m.tokensPerDecode.toFixed(2)} tokens/decode, ${m.msPerDecode === null ? "?" : m.msPerDecode.toFixed(2)} ms/decode)`;
     out(`round ${round + 1}  ${binary.padEnd(8)} threads ${result.threads}  1 chat ${fmt(result.single)}   ${parallel} chats ${fmt(result.batched)}   ratio ${(result.batched.tokPerS / result.single.tokPerS).toFixed(2)}`);
+    out(
+      `         decode of n new tokens, ms: ${result.shapes.map((shape) => `n=${shape.tokens}: of one sequence ${shape.oneSequenceMs.toFixed(2)}, one each of ${shape.tokens} sequences ${shape.manySequencesMs.toFixed(2)}`).join("; ")}`,
+    );
   }
 }
 
@@ -55,6 +58,11 @@ for (const binary of binaries) {
     `${binary.padEnd(8)} (threads ${mine[0]?.threads}): one chat ${single.toFixed(1)} tok/s; ${parallel} chats at once ${batched.toFixed(1)} tok/s aggregate; ratio ${(batched / single).toFixed(2)}x (per round ${perRound.map((r) => r.toFixed(2)).join(" ")}; target >= 2x)`,
   );
   summary[binary] = { threads: mine[0]?.threads, single_tps: single, batched_tps: batched, ratio: batched / single, per_round: perRound };
+  // Per-token cost of a decode of `parallel` tokens relative to a decode of 1: ~1/parallel means batching is nearly free, 1 means it saves nothing.
+  const shapeRatio = (key: "oneSequenceMs" | "manySequencesMs"): number =>
+    median(mine.map((r) => (r.shapes.find((s) => s.tokens === parallel)?.[key] ?? Number.NaN) / parallel / (r.shapes.find((s) => s.tokens === 1)?.[key] ?? Number.NaN)));
+  out(`         per-token cost of a ${parallel}-token decode / a 1-token decode: ${parallel} tokens of one sequence ${shapeRatio("oneSequenceMs").toFixed(2)}, one token each of ${parallel} sequences ${shapeRatio("manySequencesMs").toFixed(2)}`);
+  summary[binary] = { ...(summary[binary] as object), per_token_cost_one_sequence: shapeRatio("oneSequenceMs"), per_token_cost_many_sequences: shapeRatio("manySequencesMs") };
 }
 if (binaries.includes("prebuilt") && binaries.includes("local")) {
   const before = median(results.filter((r) => r.binary === "prebuilt").map((r) => r.single.tokPerS));

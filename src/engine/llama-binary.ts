@@ -7,7 +7,7 @@ import type { Config } from "../config/schema.js";
 /**
  * The cmake options of the optional local build of node-llama-cpp's bundled llama.cpp
  * (`npm run build:embedded`, scripts/build-embedded.ts): OpenMP, so the decode threads persist
- * between tokens, and `-march=native`. node-llama-cpp names a local build's folder after its cmake
+ * between tokens instead of being started for each one, and `-march=native` kernels. node-llama-cpp names a local build's folder after its cmake
  * options, so only a `getLlama` given these same options finds it; a `getLlama` without them (or
  * with no such build on disk) loads the prebuilt binary.
  */
@@ -20,7 +20,7 @@ export type EmbeddedBinaryChoice = Config["llama"]["embedded_binary"];
 export interface EmbeddedBinary {
   /** `local`: built on this machine (`npm run build:embedded`); `prebuilt`: shipped in node-llama-cpp's npm packages. */
   kind: "local" | "prebuilt";
-  /** Built with OpenMP: the decode threads stay alive between tokens (see auto-threads.ts). */
+  /** Built with OpenMP: decode threads that live as long as the process and wait without spinning forever. */
   openmp: boolean;
   /** The custom cmake options the binary was built with ({} for the prebuilt ones). */
   cmakeOptions: Record<string, string>;

@@ -105,11 +105,11 @@ describe("local-ai doctor (built CLI)", () => {
       assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt \w+ binary: a GPU backend goes first/);
     } else if (local === null) {
       assert.deepEqual([check?.data?.kind, check?.data?.openmp, check?.data?.auto_threads], ["prebuilt", false, Math.max(1, Number(report.checks.find((c) => c.id === "gpu")?.data?.cpu_math_cores) - 1)]);
-      assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary: no local build \(`npm run build:embedded` makes one with OpenMP/);
+      assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary: no local build \(`npm run build:embedded` makes one with OpenMP: docs\/engines\.md\); OpenMP off, threads: auto = \d+$/);
     } else {
       assert.deepEqual([check?.data?.kind, check?.data?.openmp, check?.data?.local_build], ["local", true, local.dir]);
       assert.deepEqual(check?.data?.cmake_options, { GGML_NATIVE: "ON", GGML_OPENMP: "ON" });
-      assert.match(check?.finding ?? "", /^local build of `npm run build:embedded` \(GGML_NATIVE=ON GGML_OPENMP=ON\), picked by llama\.embedded_binary: auto: decode threads persist between tokens, so threads: auto = \d+$/);
+      assert.match(check?.finding ?? "", /^local build of `npm run build:embedded` \(GGML_NATIVE=ON GGML_OPENMP=ON\), picked by llama\.embedded_binary: auto; OpenMP on, threads: auto = \d+$/);
     }
   });
 
@@ -119,7 +119,7 @@ describe("local-ai doctor (built CLI)", () => {
     const report = JSON.parse((await runCli(["doctor", "--json", "--config", prebuiltConfig], dir)).stdout) as DoctorReport;
     const check = report.checks.find((candidate) => candidate.id === "embedded.binary");
     assert.deepEqual([check?.status, check?.data?.choice, check?.data?.kind, check?.data?.openmp], ["ok", "prebuilt", "prebuilt", false], JSON.stringify(check));
-    if (check?.data?.backend === "cpu") assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary, because llama\.embedded_binary is prebuilt( \(a local build exists, unused\))?: no OpenMP, so threads: auto = \d+ \(cores - 1\)$/);
+    if (check?.data?.backend === "cpu") assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary, because llama\.embedded_binary is prebuilt( \(a local build exists, unused\))?: OpenMP off, threads: auto = \d+$/);
     assert.equal(report.checks.find((candidate) => candidate.id === "node_llama_cpp")?.data?.build_type, "prebuilt");
   });
 

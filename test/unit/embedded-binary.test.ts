@@ -36,11 +36,9 @@ describe("embeddedBinaryOf", () => {
 });
 
 describe("autoThreads", () => {
-  it("gives the embedded engine every core only on an OpenMP binary; llama-server always every core", () => {
-    assert.deepEqual([1, 2, 8].map((cores) => autoThreads("embedded", cores)), [1, 1, 7]);
-    assert.deepEqual([1, 2, 8].map((cores) => autoThreads("embedded", cores, { openmp: true })), [1, 2, 8]);
+  it("leaves the embedded engine one core fewer (the JS thread needs it); llama-server gets every core", () => {
+    assert.deepEqual([0, 1, 2, 8].map((cores) => autoThreads("embedded", cores)), [1, 1, 1, 7]);
     assert.deepEqual([1, 2, 8].map((cores) => autoThreads("llama-server", cores)), [1, 2, 8]);
-    assert.equal(autoThreads("embedded", 0, { openmp: true }), 1);
   });
 });
 
@@ -73,24 +71,24 @@ describe("findLocalBuild", () => {
 });
 
 describe("embedded.binary doctor check", () => {
-  it("names the local build and all cores for threads: auto when it loaded", async () => {
+  it("names the local build, its cmake options and threads: auto when it loaded", async () => {
     const check = await checkEmbeddedBinary(fakeLlama("local"), "auto", found(LOCAL));
     assert.equal(check.status, "ok");
-    assert.equal(check.finding, "local build of `npm run build:embedded` (GGML_NATIVE=ON GGML_OPENMP=ON), picked by llama.embedded_binary: auto: decode threads persist between tokens, so threads: auto = 2");
-    assert.deepEqual(check.data, { choice: "auto", kind: "local", openmp: true, cmake_options: { GGML_NATIVE: "ON", GGML_OPENMP: "ON" }, local_build: LOCAL.dir, auto_threads: 2, backend: "cpu" });
+    assert.equal(check.finding, "local build of `npm run build:embedded` (GGML_NATIVE=ON GGML_OPENMP=ON), picked by llama.embedded_binary: auto; OpenMP on, threads: auto = 1");
+    assert.deepEqual(check.data, { choice: "auto", kind: "local", openmp: true, cmake_options: { GGML_NATIVE: "ON", GGML_OPENMP: "ON" }, local_build: LOCAL.dir, auto_threads: 1, backend: "cpu" });
   });
 
   it("says how to get the local build when there is none", async () => {
     const check = await checkEmbeddedBinary(fakeLlama("prebuilt"), "auto", found(null));
     assert.equal(check.status, "ok");
-    assert.equal(check.finding, "node-llama-cpp's prebuilt CPU binary: no local build (`npm run build:embedded` makes one with OpenMP, faster on every core: docs/engines.md); no OpenMP, so threads: auto = 1 (cores - 1)");
+    assert.equal(check.finding, "node-llama-cpp's prebuilt CPU binary: no local build (`npm run build:embedded` makes one with OpenMP: docs/engines.md); OpenMP off, threads: auto = 1");
     assert.equal(check.data?.local_build, null);
   });
 
   it("says the config chose the prebuilt binary, and that a local build is left unused", async () => {
     const check = await checkEmbeddedBinary(fakeLlama("prebuilt", false, 8), "prebuilt", found(LOCAL));
     assert.equal(check.status, "ok");
-    assert.equal(check.finding, "node-llama-cpp's prebuilt CPU binary, because llama.embedded_binary is prebuilt (a local build exists, unused): no OpenMP, so threads: auto = 7 (cores - 1)");
+    assert.equal(check.finding, "node-llama-cpp's prebuilt CPU binary, because llama.embedded_binary is prebuilt (a local build exists, unused): OpenMP off, threads: auto = 7");
   });
 
   it("warns with a fix when a local build exists but the prebuilt one loaded", async () => {

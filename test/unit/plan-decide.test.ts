@@ -58,13 +58,13 @@ function fakeModel(model: FakeModel): ModelEstimator {
 const sevenB = (extra: Partial<FakeModel> = {}): ModelEstimator =>
   fakeModel({ blocks: 32, layerBytes: 200 * MiB, outputBytes: 500 * MiB, kvPerToken: 4 * 1024, computeBytes: 300 * MiB, train: 32768, parameters: 7.2e9, ...extra });
 
-function machine(options: { ramFree: number; ramTotal?: number; vramFree?: number; backend?: "cuda" | false; unified?: boolean; mathCores?: number; logicalCores?: number; openmp?: boolean }): HardwareSnapshot {
+function machine(options: { ramFree: number; ramTotal?: number; vramFree?: number; backend?: "cuda" | false; unified?: boolean; mathCores?: number; logicalCores?: number }): HardwareSnapshot {
   const vram = options.vramFree ?? 0;
   const backend = options.backend ?? (vram > 0 ? "cuda" : false);
   return {
     ram: { totalBytes: options.ramTotal ?? options.ramFree + 2 * GiB, freeBytes: options.ramFree },
     gpu: { backend, devices: backend ? ["Test GPU"] : [], vram: { totalBytes: vram, freeBytes: vram }, unifiedBytes: options.unified ? vram : 0, probed: true },
-    cpu: { logicalCores: options.logicalCores ?? 8, mathCores: options.mathCores ?? 4, ...(options.openmp === undefined ? {} : { openmp: options.openmp }) },
+    cpu: { logicalCores: options.logicalCores ?? 8, mathCores: options.mathCores ?? 4 },
     margins: { ramBytes: 1 * GiB, vramBytes: vram > 0 ? 512 * MiB : 0 },
   };
 }
@@ -193,15 +193,12 @@ describe("decidePlan", () => {
     assert.equal((await decidePlan(sevenB(), split, request())).gpuLayers, 33, "a discrete GPU leaves RAM free");
   });
 
-  it("resolves threads: auto per engine and binary (embedded: cores - 1, or cores with OpenMP; llama-server: cores; cores = math cores, else half the logical); a fixed count is kept", async () => {
+  it("resolves threads: auto per engine (embedded: cores - 1, llama-server: cores; cores = math cores, else half the logical); a fixed count is kept", async () => {
     const model = sevenB();
     assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 8 }), request())).threads, 3);
     assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 8 }), request({ engine: "llama-server" }))).threads, 4);
     assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 2, logicalCores: 2 }), request())).threads, 1);
     assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 0, logicalCores: 1 }), request())).threads, 1);
-    // An OpenMP binary (the local build of npm run build:embedded) keeps its decode threads: every core.
-    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 2, logicalCores: 2, openmp: true }), request())).threads, 2);
-    assert.equal((await decidePlan(model, machine({ ramFree: 16 * GiB, mathCores: 2, logicalCores: 2, openmp: false }), request())).threads, 1);
     const fixed = await decidePlan(model, machine({ ramFree: 16 * GiB, logicalCores: 2 }), request({ threads: 6 }));
     assert.equal(fixed.threads, 6);
     assert.match(fixed.notes.join("\n"), /threads 6 is more than the 2 logical cores/);

@@ -9,7 +9,6 @@ import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
-import { embeddedBinaryOf } from "../llama-binary.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
@@ -172,9 +171,8 @@ export class EmbeddedEngine implements Engine {
     return { model, context, pool: new SequencePool(context, this.deps.parallel), chatWrapper };
   }
 
-  /** `threads: auto` depends on the binary: all cores with OpenMP, one fewer without (auto-threads.ts). */
   private threadsFor(llama: Llama): number {
-    return this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores, embeddedBinaryOf(llama)) : this.config.threads;
+    return this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
   }
 
   private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {

@@ -101,7 +101,7 @@ export async function decidePlan(estimator: ModelEstimator, hardware: HardwareSn
 /**
  * `threads: auto` from node-llama-cpp's `cpuMathCores` (llama.cpp's count of physical performance
  * cores: hyper-threads and efficiency cores slow token generation down; when unknown, half the
- * logical cores), adjusted per engine and binary by autoThreads, exactly as the engines resolve it.
+ * logical cores), adjusted per engine by autoThreads, exactly as the engines resolve it.
  */
 export function resolveThreads(requested: "auto" | number, hardware: HardwareSnapshot, notes: string[], key: string, engine: EngineKind = "embedded"): number {
   if (requested !== "auto") {
@@ -111,7 +111,7 @@ export function resolveThreads(requested: "auto" | number, hardware: HardwareSna
     return requested;
   }
   const cores = hardware.cpu.mathCores > 0 ? hardware.cpu.mathCores : Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
-  return autoThreads(engine, cores, { openmp: hardware.cpu.openmp === true });
+  return autoThreads(engine, cores);
 }
 
 /** The largest smaller context at which every layer fits on the GPU, if any. */

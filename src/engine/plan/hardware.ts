@@ -1,7 +1,6 @@
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
 import { formatBytes } from "../../diagnostics/check-result.js";
-import { embeddedBinaryOf } from "../llama-binary.js";
 import type { GpuBackend, HardwareReport, HardwareSnapshot } from "./plan-types.js";
 
 /**
@@ -30,7 +29,7 @@ export async function probeHardware(llama: Llama | null): Promise<HardwareSnapsh
       unifiedBytes: vram.unifiedSize,
       probed: true,
     },
-    cpu: { logicalCores, mathCores: llama.cpuMathCores, openmp: embeddedBinaryOf(llama).openmp },
+    cpu: { logicalCores, mathCores: llama.cpuMathCores },
     margins: { ramBytes: llama.ramPaddingSize, vramBytes: llama.vramPaddingSize },
   };
 }

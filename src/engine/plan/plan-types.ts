@@ -31,8 +31,6 @@ export interface HardwareSnapshot {
     logicalCores: number;
     /** Cores useful for math (physical performance cores); what `threads: auto` uses. 0 = unknown. */
     mathCores: number;
-    /** The loaded llama.cpp binary was built with OpenMP (embedded `threads: auto` is then every core). Absent: no. */
-    openmp?: boolean;
   };
   /** Kept free on purpose: estimates are not exact and the OS and other programs need room. */
   margins: MemorySplit;
