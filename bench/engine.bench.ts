@@ -335,6 +335,9 @@ const cores = physicalCores();
 const serverAuto = autoThreads("llama-server", cores);
 const embeddedAuto = autoThreads("embedded", cores);
 if (threadsList.includes(embeddedAuto) && threadsList.includes(serverAuto)) {
+  if (serverAuto !== embeddedAuto && threadsList.includes(embeddedAuto) && pick("llama-server", serverAuto, "gen_tps") < pick("llama-server", embeddedAuto, "gen_tps")) {
+    out(`note: llama-server made fewer tokens/s at ${serverAuto} threads than at ${embeddedAuto} in this run: its OpenMP threads spin at barriers, which a busy machine punishes (docs/benchmarks.md)`);
+  }
   for (const side of sides.filter((s) => s !== "llama-server")) {
     const ratio = pick(side, embeddedAuto, "gen_tps") / pick("llama-server", serverAuto, "gen_tps");
     out(`defaults: ${side} at threads auto (${embeddedAuto}) / llama-server at threads auto (${serverAuto}): generation ${ratio.toFixed(3)}  target >= 0.95: ${ratio >= 0.95 ? "MET" : "NOT MET"}`);

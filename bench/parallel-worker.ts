@@ -40,7 +40,8 @@ const modelName = process.env.BENCH_MODEL ?? "small";
 const modelPath = modelName === "tiny" ? await ensureFixture("tiny", { seed: 3 }) : await ensureFixture("bench", { shape: modelName === "0.5b" ? "0.5b" : "small" });
 const logger = createLogger({ level: "warn", env: {} });
 const llama = new LlamaRuntime(logger, args.binary === "local" ? "auto" : "prebuilt");
-const engine = new EmbeddedEngine("bench", modelSchema.parse({ path: modelPath, ctx_size: 1024, parallel: args.parallel }), { llama, logger, parallel: args.parallel });
+const threads = process.env.BENCH_THREADS === undefined ? "auto" : Number(process.env.BENCH_THREADS);
+const engine = new EmbeddedEngine("bench", modelSchema.parse({ path: modelPath, ctx_size: 1024, parallel: args.parallel, threads }), { llama, logger, parallel: args.parallel });
 await engine.warmUp();
 const { llama: instance } = await llama.get();
 if (embeddedBinaryOf(instance).kind !== args.binary) throw new Error(`loaded the ${embeddedBinaryOf(instance).kind} binary, not the ${args.binary} one`);
@@ -145,8 +146,8 @@ if (args.round % 2 === 0) {
 }
 const shapes = await decodeShapes(args.parallel);
 const loaded = (Reflect.get(engine, "model") as { current: { context: LlamaContext; model: LlamaModel } | null }).current;
-const threads = loaded?.context.idealThreads ?? 0;
+const contextThreads = loaded?.context.idealThreads ?? 0;
 await engine.close();
 await llama.dispose();
-const result: ParallelResult = { binary: args.binary, model: modelPath, maxTokens, threads, single, batched, shapes };
+const result: ParallelResult = { binary: args.binary, model: modelPath, maxTokens, threads: contextThreads, single, batched, shapes };
 process.stdout.write(`${JSON.stringify(result)}\n`);

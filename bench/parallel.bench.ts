@@ -1,6 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { autoThreads } from "../src/engine/auto-threads.js";
+import { physicalCores } from "../src/engine/cpu-cores.js";
 import { findLocalBuild } from "../src/engine/llama-binary.js";
+import { ensureFixture } from "../test/fixtures/gguf/index.js";
+import { findLlamaServerBinary } from "../test/helpers/llama-server-binary.js";
+import { serverParallel, type ServerParallel } from "./parallel-server.js";
 import type { ParallelResult } from "./parallel-worker.js";
 
 /**
@@ -10,8 +15,11 @@ import type { ParallelResult } from "./parallel-worker.js";
  * `prebuilt` one and the `local` OpenMP build of `npm run build:embedded`, in the default list
  * when it exists), each round in a fresh child process (two llama.cpp builds cannot share one
  * process: their libggml-base.so have the same name). Rounds alternate the order of the binaries
- * and of 1 vs N. Env: BENCH_PARALLEL (4), BENCH_ROUNDS (3), BENCH_MAX_TOKENS (128),
- * BENCH_MODEL=small|0.5b|tiny, BENCH_BINARIES. See docs/benchmarks.md.
+ * and of 1 vs N. For reference the same with a real llama-server and N slots (its own C++
+ * batching), when the binary is built. Env: BENCH_PARALLEL (4), BENCH_ROUNDS (3),
+ * BENCH_MAX_TOKENS (128), BENCH_MODEL=small|0.5b|tiny, BENCH_BINARIES, BENCH_THREADS (a number
+ * instead of each engine's threads: auto), BENCH_SERVER=0 (skip llama-server). See
+ * docs/benchmarks.md.
  */
 
 const parallel = Number(process.env.BENCH_PARALLEL ?? "4");
@@ -30,8 +38,20 @@ const median = (values: number[]): number => {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
+const serverBinary = process.env.BENCH_SERVER === "0" ? null : findLlamaServerBinary();
+const serverThreads = process.env.BENCH_THREADS !== undefined ? Number(process.env.BENCH_THREADS) : autoThreads("llama-server", physicalCores());
+const modelName = process.env.BENCH_MODEL ?? "small";
+const serverModel = modelName === "tiny" ? await ensureFixture("tiny", { seed: 3 }) : await ensureFixture("bench", { shape: modelName === "0.5b" ? "0.5b" : "small" });
+const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "128");
+
 const results: ParallelResult[] = [];
+const server: ServerParallel[] = [];
 for (let round = 0; round < rounds; round++) {
+  if (serverBinary !== null) {
+    const measured = await serverParallel({ binary: serverBinary, modelPath: serverModel, parallel, threads: serverThreads, maxTokens, round });
+    server.push(measured);
+    out(`round ${round + 1}  llama-server threads ${measured.threads}  1 completion ${measured.singleTokPerS.toFixed(1).padStart(6)} tok/s   ${parallel} at once ${measured.batchedTokPerS.toFixed(1).padStart(6)} tok/s   ratio ${(measured.batchedTokPerS / measured.singleTokPerS).toFixed(2)}`);
+  }
   const order = round % 2 === 0 ? binaries : [...binaries].reverse();
   for (const binary of order) {
     const line = execFileSync(process.execPath, [worker, JSON.stringify({ binary, parallel, round })], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -47,7 +67,7 @@ for (let round = 0; round < rounds; round++) {
 }
 
 out();
-out(`bench:parallel  model ${results[0]?.model ?? "?"}  threads auto  ${rounds} rounds, ${results[0]?.maxTokens ?? "?"} tokens a chat`);
+out(`bench:parallel  model ${results[0]?.model ?? "?"}  threads ${process.env.BENCH_THREADS ?? "auto"}  ${rounds} rounds, ${results[0]?.maxTokens ?? "?"} tokens a chat`);
 const summary: Record<string, unknown> = {};
 for (const binary of binaries) {
   const mine = results.filter((r) => r.binary === binary);
@@ -63,6 +83,12 @@ for (const binary of binaries) {
     median(mine.map((r) => (r.shapes.find((s) => s.tokens === parallel)?.[key] ?? Number.NaN) / parallel / (r.shapes.find((s) => s.tokens === 1)?.[key] ?? Number.NaN)));
   out(`         per-token cost of a ${parallel}-token decode / a 1-token decode: ${parallel} tokens of one sequence ${shapeRatio("oneSequenceMs").toFixed(2)}, one token each of ${parallel} sequences ${shapeRatio("manySequencesMs").toFixed(2)}`);
   summary[binary] = { ...(summary[binary] as object), per_token_cost_one_sequence: shapeRatio("oneSequenceMs"), per_token_cost_many_sequences: shapeRatio("manySequencesMs") };
+}
+if (server.length > 0) {
+  const single = median(server.map((m) => m.singleTokPerS));
+  const batched = median(server.map((m) => m.batchedTokPerS));
+  out(`llama-server (threads ${serverThreads}, --parallel ${parallel}): one completion ${single.toFixed(1)} tok/s; ${parallel} at once ${batched.toFixed(1)} tok/s; ratio ${(batched / single).toFixed(2)}x (per round ${server.map((m) => (m.batchedTokPerS / m.singleTokPerS).toFixed(2)).join(" ")})`);
+  summary["llama-server"] = { threads: serverThreads, single_tps: single, batched_tps: batched, ratio: batched / single };
 }
 if (binaries.includes("prebuilt") && binaries.includes("local")) {
   const before = median(results.filter((r) => r.binary === "prebuilt").map((r) => r.single.tokPerS));
