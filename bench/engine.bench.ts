@@ -201,8 +201,12 @@ interface CompletionTimings {
   predicted_ms: number;
 }
 
+/** A completion that takes longer than this counts as a collapse (llama-server's spinning threads on a busy machine), not a crash of the bench. */
+const serverTimeoutMs = maxGenMs * 12;
+
 async function complete(origin: string, prompt: number[], n: number): Promise<CompletionTimings> {
   const response = await fetch(`${origin}/completion`, {
+    signal: AbortSignal.timeout(serverTimeoutMs),
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ prompt, n_predict: n, ignore_eos: true, cache_prompt: false, temperature: 0, stream: false, t_max_predict_ms: maxGenMs }),
@@ -230,9 +234,15 @@ async function runServer(binary: string, modelPath: string, threads: number, pro
       await sleep(5);
     }
     const loadMs = performance.now() - started;
-    await complete(origin, prompt.slice(0, 8), 4);
     const gens: Gen[] = [];
-    for (let i = 0; i < reps; i++) gens.push(await complete(origin, prompt, nPredict));
+    try {
+      await complete(origin, prompt.slice(0, 8), 4);
+      for (let i = 0; i < reps; i++) gens.push(await complete(origin, prompt, nPredict));
+    } catch (error) {
+      if (!(error instanceof Error && error.name === "TimeoutError")) throw error;
+      // Collapsed: record zero throughput for this round and go on.
+      return { engine: "llama-server", threads, load_ms: loadMs, prompt_tps: 0, gen_tps: 0, peak_rss_mb: vmHwmMb(child.pid!), extra: { timed_out_after_ms: serverTimeoutMs } };
+    }
     const peak = vmHwmMb(child.pid!);
     return {
       engine: "llama-server",
@@ -250,7 +260,9 @@ async function runServer(binary: string, modelPath: string, threads: number, pro
     };
   } finally {
     child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 3000);
     await exited;
+    clearTimeout(killer);
   }
 }
 

@@ -40,6 +40,8 @@ export async function serverParallel(options: { binary: string; modelPath: strin
     const prompt = (seed: number): number[] => [1, ...Array.from({ length: 24 }, (_, i) => 300 + ((seed * 7919 + i * 131) % 20000))];
     const complete = async (tokens: number[]): Promise<number | null> => {
       const response = await fetch(`${origin}/completion`, {
+        // A collapse (spinning threads on a busy machine) fails the round instead of hanging it.
+        signal: AbortSignal.timeout(120_000),
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ prompt: tokens, n_predict: options.maxTokens, ignore_eos: true, cache_prompt: false, temperature: 0 }),
@@ -69,6 +71,8 @@ export async function serverParallel(options: { binary: string; modelPath: strin
     return { threads: options.threads, singleTokPerS: single, batchedTokPerS: batched };
   } finally {
     child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 3000);
     await exited;
+    clearTimeout(killer);
   }
 }
