@@ -7,9 +7,10 @@ import type { Config } from "../config/schema.js";
 /**
  * The cmake options of the optional local build of node-llama-cpp's bundled llama.cpp
  * (`npm run build:embedded`, scripts/build-embedded.ts): OpenMP, so the decode threads persist
- * between tokens instead of being started for each one, and `-march=native` kernels. node-llama-cpp names a local build's folder after its cmake
- * options, so only a `getLlama` given these same options finds it; a `getLlama` without them (or
- * with no such build on disk) loads the prebuilt binary.
+ * between tokens instead of being started for each one, and `-march=native` kernels.
+ * node-llama-cpp names a local build's folder after its cmake options, so only a `getLlama` given
+ * these same options finds it; a `getLlama` without them (or with no such build on disk) loads
+ * the prebuilt binary.
  */
 export const LOCAL_BUILD_CMAKE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({ GGML_NATIVE: "ON", GGML_OPENMP: "ON" });
 
