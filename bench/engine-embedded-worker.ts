@@ -1,5 +1,5 @@
 // Child process of bench/engine.bench.ts: node-llama-cpp alone in a process, so its peak RSS is its
-// own. Loads the model the way the embedded engine does (LlamaRuntime: prebuilt binaries, gpu auto),
+// own. Loads the model the way the embedded engine does (LlamaRuntime: the binary asked for, gpu auto),
 // then answers "run" messages: evaluate a fixed prompt of token ids and generate a fixed number of
 // tokens greedily through LlamaContextSequence.evaluate, ignoring EOS (the loop never stops on it).
 //
@@ -11,12 +11,15 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
+import { embeddedBinaryOf, type EmbeddedBinaryChoice } from "../src/engine/llama-binary.js";
 import { createLogger } from "../src/logging/create-logger.js";
 
 export interface WorkerArgs {
   modelPath: string;
   contextSize: number;
   threads: number;
+  /** `auto` loads the local build of `npm run build:embedded` when there is one. */
+  binary: EmbeddedBinaryChoice;
 }
 
 /** maxMs: stop generating early after this long (a guard for an oversubscribed machine). */
@@ -37,6 +40,9 @@ export type FromWorker =
       batch_size: number;
       flash_attention: string;
       cpu_backend: string;
+      /** The binary that loaded: local (npm run build:embedded) or prebuilt, and whether it has OpenMP. */
+      binary: "local" | "prebuilt";
+      openmp: boolean;
     }
   | {
       type: "result";
@@ -57,12 +63,12 @@ function send(message: FromWorker): Promise<void> {
   return new Promise((resolve) => process.send?.(message, undefined, undefined, () => resolve()));
 }
 
-/** Which of the prebuilt libggml-cpu-<variant>.so files the dynamic backend loader picked. */
+/** Which prebuilt libggml-cpu-<variant>.so the backend loader picked; a local build has one plain libggml-cpu.so (-march=native). */
 function cpuBackend(): string {
   try {
     const maps = readFileSync("/proc/self/maps", "utf8");
     const match = /libggml-cpu-([A-Za-z0-9_]+)\.so/.exec(maps);
-    return match?.[1] ?? "unknown (no libggml-cpu-*.so mapped)";
+    return match?.[1] ?? "native (no libggml-cpu-<variant>.so mapped)";
   } catch {
     return "unknown";
   }
@@ -148,7 +154,7 @@ async function main(): Promise<void> {
     },
   });
   const t0 = performance.now();
-  const runtime = new LlamaRuntime(logger);
+  const runtime = new LlamaRuntime(logger, args.binary);
   const { llama, module } = await runtime.get();
   const t1 = performance.now();
   logLevels = { info: module.LlamaLogLevel.info, warn: module.LlamaLogLevel.warn };
@@ -158,6 +164,7 @@ async function main(): Promise<void> {
   const context: LlamaContext = await model.createContext({ contextSize: args.contextSize, sequences: 1, threads: args.threads, performanceTracking: true });
   const t3 = performance.now();
   const sequence = context.getSequence();
+  const binary = embeddedBinaryOf(llama);
   await send({
     type: "ready",
     boot_ms: t0,
@@ -169,6 +176,8 @@ async function main(): Promise<void> {
     batch_size: context.batchSize,
     flash_attention: String(context.flashAttention),
     cpu_backend: cpuBackend(),
+    binary: binary.kind,
+    openmp: binary.openmp,
   });
   process.on("message", (message: ToWorker) => {
     void (async () => {

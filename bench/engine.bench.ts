@@ -4,7 +4,9 @@ import { createServer } from "node:net";
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { autoThreads } from "../src/engine/auto-threads.js";
 import { physicalCores } from "../src/engine/cpu-cores.js";
+import { findLocalBuild } from "../src/engine/llama-binary.js";
 import { benchParamCount, ensureFixture, Mulberry32, resolveBenchShape, type BenchShapeName } from "../test/fixtures/gguf/index.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../test/helpers/llama-server-binary.js";
 import type { FromWorker, ToWorker, WorkerArgs } from "./engine-embedded-worker.js";
@@ -18,7 +20,11 @@ import { ratio, reportRatios, type BenchRatio } from "./bench-results.js";
  * machine noise hits both alike; each figure is the median over rounds. Prints the ratios
  * embedded / llama-server. See docs/benchmarks.md.
  *
+ * The embedded side runs once per binary in BENCH_BINARIES: `prebuilt` (node-llama-cpp's own) and
+ * `local` (the OpenMP build of `npm run build:embedded`; in the default list when it exists).
+ *
  * Env: BENCH_ENGINE_SHAPE=small|0.5b (default small), BENCH_ROUNDS (5), BENCH_THREADS ("<physical>,1"),
+ * BENCH_BINARIES ("prebuilt,local" when the local build exists, else "prebuilt"),
  * BENCH_PREDICT (128), BENCH_PROMPT (256), BENCH_CTX (2048), BENCH_REPS (2 measured generations per load),
  * BENCH_MAX_GEN_MS (5000: a generation that takes longer stops early; its tok/s still counts).
  */
@@ -32,6 +38,12 @@ const reps = Number(process.env.BENCH_REPS ?? "2");
 /** Guard: a generation stops after this long (tok/s still counts the tokens it made). */
 const maxGenMs = Number(process.env.BENCH_MAX_GEN_MS ?? "5000");
 const threadsList = (process.env.BENCH_THREADS ?? `${physicalCores()},1`).split(",").map(Number);
+const localBuild = await findLocalBuild();
+const binaries = (process.env.BENCH_BINARIES ?? (localBuild === null ? "prebuilt" : "prebuilt,local")).split(",") as Array<"prebuilt" | "local">;
+if (binaries.includes("local") && localBuild === null) {
+  process.stderr.write("BENCH_BINARIES names local, but there is no local build: run `npm run build:embedded` first\n");
+  process.exit(1);
+}
 const worker = fileURLToPath(new URL("./engine-embedded-worker.js", import.meta.url));
 
 const out = (line = ""): void => void process.stdout.write(`${line}\n`);
@@ -45,8 +57,11 @@ interface Gen {
   native?: { prompt_eval_ms: number; prompt_eval_tokens: number; eval_ms: number; eval_runs: number } | null;
 }
 
+/** embedded = node-llama-cpp's prebuilt binary; embedded-local = the local OpenMP build. */
+type Side = "embedded" | "embedded-local" | "llama-server";
+
 interface Sample {
-  engine: "embedded" | "llama-server";
+  engine: Side;
   threads: number;
   load_ms: number;
   prompt_tps: number;
@@ -113,10 +128,11 @@ class WorkerChild {
   }
 }
 
-async function runEmbedded(modelPath: string, threads: number, prompt: number[]): Promise<Sample> {
+async function runEmbedded(modelPath: string, threads: number, prompt: number[], binary: "prebuilt" | "local"): Promise<Sample> {
   const started = performance.now();
-  const child = new WorkerChild({ modelPath, contextSize, threads });
+  const child = new WorkerChild({ modelPath, contextSize, threads, binary: binary === "local" ? "auto" : "prebuilt" });
   const ready = await child.next("ready");
+  if (ready.binary !== binary) throw new Error(`embedded worker loaded the ${ready.binary} binary, not the ${binary} one`);
   const loadMs = performance.now() - started;
   // Warm-up: a short prompt and a few tokens (first-decode allocations), not measured.
   child.send({ type: "run", prompt: prompt.slice(0, 8), nPredict: 4, maxMs: maxGenMs });
@@ -130,7 +146,7 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
   const bye = await child.next("bye");
   await child.exited();
   return {
-    engine: "embedded",
+    engine: binary === "local" ? "embedded-local" : "embedded",
     threads,
     load_ms: loadMs,
     prompt_tps: median(gens.map(promptTps)),
@@ -152,6 +168,7 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[])
       batch: ready.batch_size,
       flash_attention: ready.flash_attention,
       cpu_backend: ready.cpu_backend,
+      openmp: ready.openmp,
     },
   };
 }
@@ -185,8 +202,12 @@ interface CompletionTimings {
   predicted_ms: number;
 }
 
+/** A completion that takes longer than this counts as a collapse (llama-server's spinning threads on a busy machine), not a crash of the bench. */
+const serverTimeoutMs = maxGenMs * 12;
+
 async function complete(origin: string, prompt: number[], n: number): Promise<CompletionTimings> {
   const response = await fetch(`${origin}/completion`, {
+    signal: AbortSignal.timeout(serverTimeoutMs),
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ prompt, n_predict: n, ignore_eos: true, cache_prompt: false, temperature: 0, stream: false, t_max_predict_ms: maxGenMs }),
@@ -214,9 +235,15 @@ async function runServer(binary: string, modelPath: string, threads: number, pro
       await sleep(5);
     }
     const loadMs = performance.now() - started;
-    await complete(origin, prompt.slice(0, 8), 4);
     const gens: Gen[] = [];
-    for (let i = 0; i < reps; i++) gens.push(await complete(origin, prompt, nPredict));
+    try {
+      await complete(origin, prompt.slice(0, 8), 4);
+      for (let i = 0; i < reps; i++) gens.push(await complete(origin, prompt, nPredict));
+    } catch (error) {
+      if (!(error instanceof Error && error.name === "TimeoutError")) throw error;
+      // Collapsed: record zero throughput for this round and go on.
+      return { engine: "llama-server", threads, load_ms: loadMs, prompt_tps: 0, gen_tps: 0, peak_rss_mb: vmHwmMb(child.pid!), extra: { timed_out_after_ms: serverTimeoutMs } };
+    }
     const peak = vmHwmMb(child.pid!);
     return {
       engine: "llama-server",
@@ -234,7 +261,9 @@ async function runServer(binary: string, modelPath: string, threads: number, pro
     };
   } finally {
     child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 3000);
     await exited;
+    clearTimeout(killer);
   }
 }
 
@@ -259,65 +288,77 @@ const buildInfo = (() => {
 out(`bench:engine  model: bench "${shapeName}" (${(benchParamCount(shape) / 1e6).toFixed(0)}M params, ${shape.tensorType}) ${modelPath}`);
 out(`cpu: ${cpus()[0]?.model ?? "?"} x${cpus().length}; threads ${threadsList.join(", ")}; ctx ${contextSize}; prompt ${prompt.length} tokens; generate ${nPredict} (greedy, EOS ignored); ${rounds} rounds x ${reps} generations per load`);
 out(`llama-server: ${binary}${/GGML_AVX512=OFF/.test(buildInfo) ? " (built x86-64-v3: AVX2, no AVX-512)" : ""}`);
+out(`embedded binaries: ${binaries.join(", ")}${localBuild === null ? "" : ` (local build: ${localBuild.dir})`}`);
 out();
 
 const samples: Sample[] = [];
 const fmt = (s: Sample): string =>
-  `${s.engine.padEnd(12)} t=${s.threads}  load ${s.load_ms.toFixed(0).padStart(5)} ms  prompt ${s.prompt_tps.toFixed(1).padStart(7)} tok/s  gen ${s.gen_tps.toFixed(1).padStart(6)} tok/s  peak RSS ${s.peak_rss_mb.toFixed(0).padStart(4)} MB  ${JSON.stringify(s.extra)}`;
+  `${s.engine.padEnd(14)} t=${s.threads}  load ${s.load_ms.toFixed(0).padStart(5)} ms  prompt ${s.prompt_tps.toFixed(1).padStart(7)} tok/s  gen ${s.gen_tps.toFixed(1).padStart(6)} tok/s  peak RSS ${s.peak_rss_mb.toFixed(0).padStart(4)} MB  ${JSON.stringify(s.extra)}`;
+const sides: Side[] = [...binaries.map((b): Side => (b === "local" ? "embedded-local" : "embedded")), "llama-server"];
 
 for (let round = 0; round < rounds; round++) {
   for (const threads of threadsList) {
-    // ABBA: the engine that goes first alternates between rounds.
-    const order = round % 2 === 0 ? (["embedded", "llama-server"] as const) : (["llama-server", "embedded"] as const);
-    for (const engine of order) {
-      const sample = engine === "embedded" ? await runEmbedded(modelPath, threads, prompt) : await runServer(binary, modelPath, threads, prompt);
+    // The order of the sides reverses every round, so that drifting load hits each alike.
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      const sample =
+        side === "llama-server" ? await runServer(binary, modelPath, threads, prompt) : await runEmbedded(modelPath, threads, prompt, side === "embedded-local" ? "local" : "prebuilt");
       samples.push(sample);
       out(`round ${round + 1}  ${fmt(sample)}`);
     }
   }
 }
 
+type Key = "load_ms" | "prompt_tps" | "gen_tps" | "peak_rss_mb";
+const pick = (side: Side, threads: number, key: Key): number => median(samples.filter((s) => s.engine === side && s.threads === threads).map((s) => s[key]));
+/** Per-round ratios of a side against llama-server (each round's samples ran back to back), to show the spread. */
+const perRound = (side: Side, threads: number): number[] => {
+  const mine = samples.filter((s) => s.engine === side && s.threads === threads);
+  const server = samples.filter((s) => s.engine === "llama-server" && s.threads === threads);
+  return mine.flatMap((s, r) => (server[r] ? [s.gen_tps / server[r].gen_tps] : []));
+};
+
 out();
 const summary: Record<string, unknown> = {};
 const ratios: BenchRatio[] = [];
 for (const threads of threadsList) {
-  const pick = (engine: Sample["engine"], key: "load_ms" | "prompt_tps" | "gen_tps" | "peak_rss_mb"): number =>
-    median(samples.filter((s) => s.engine === engine && s.threads === threads).map((s) => s[key]));
-  const row = (key: "load_ms" | "prompt_tps" | "gen_tps" | "peak_rss_mb") => ({ embedded: pick("embedded", key), server: pick("llama-server", key), ratio: pick("embedded", key) / pick("llama-server", key) });
-  const gen = row("gen_tps");
-  const promptRow = row("prompt_tps");
-  const load = row("load_ms");
-  const rss = row("peak_rss_mb");
-  // Per-round ratios (each round's pair ran back to back), to show the spread.
-  const pairs = samples.filter((s) => s.threads === threads);
-  const perRound: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const e = pairs.filter((s) => s.engine === "embedded")[r];
-    const l = pairs.filter((s) => s.engine === "llama-server")[r];
-    if (e && l) perRound.push(e.gen_tps / l.gen_tps);
+  out(`threads ${threads} (medians of ${rounds} rounds)   ${sides.map((side) => side.padStart(14)).join(" ")}`);
+  for (const [key, label] of [["gen_tps", "generation tok/s"], ["prompt_tps", `prompt tok/s (${prompt.length} tok)`], ["load_ms", "load ms"], ["peak_rss_mb", "peak RSS MB"]] as const) {
+    out(`  ${label.padEnd(30)}${sides.map((side) => pick(side, threads, key).toFixed(key === "gen_tps" || key === "prompt_tps" ? 1 : 0).padStart(15)).join("")}`);
   }
-  out(`threads ${threads} (medians of ${rounds} rounds)          embedded   llama-server   embedded/server`);
-  out(`  generation tok/s                  ${gen.embedded.toFixed(1).padStart(9)}   ${gen.server.toFixed(1).padStart(12)}   ${gen.ratio.toFixed(3)}`);
-  out(`  prompt tok/s (${prompt.length} tokens)         ${promptRow.embedded.toFixed(1).padStart(9)}   ${promptRow.server.toFixed(1).padStart(12)}   ${promptRow.ratio.toFixed(3)}`);
-  out(`  load ms (spawn -> ready)          ${load.embedded.toFixed(0).padStart(9)}   ${load.server.toFixed(0).padStart(12)}   ${load.ratio.toFixed(3)}`);
-  out(`  peak RSS MB                       ${rss.embedded.toFixed(0).padStart(9)}   ${rss.server.toFixed(0).padStart(12)}   ${rss.ratio.toFixed(3)}`);
-  out(`  per-round generation ratios: ${perRound.map((r) => r.toFixed(3)).join(" ")}`);
-  const extraMedian = (engine: Sample["engine"], key: string): number =>
-    median(samples.filter((s) => s.engine === engine && s.threads === threads).map((s) => Number(s.extra[key])));
-  const perToken = {
-    embedded_wall: extraMedian("embedded", "wall_ms_per_token"),
-    embedded_decode: extraMedian("embedded", "decode_ms_per_token"),
-    embedded_js_cpu: extraMedian("embedded", "js_cpu_ms_per_token"),
-    server_wall: extraMedian("llama-server", "wall_ms_per_token"),
-  };
-  out(
-    `  ms per generated token: embedded ${perToken.embedded_wall.toFixed(2)} wall = ${perToken.embedded_decode.toFixed(2)} inside llama_decode + ${(perToken.embedded_wall - perToken.embedded_decode).toFixed(2)} outside (JS main thread on CPU ${perToken.embedded_js_cpu.toFixed(2)}); llama-server ${perToken.server_wall.toFixed(2)} wall`,
-  );
-  const met = gen.ratio >= 0.95;
-  out(`  target (embedded generation within 5% of llama-server): ${met ? "MET" : "NOT MET"} (${((gen.ratio - 1) * 100).toFixed(1)}%)`);
+  const row: Record<string, unknown> = {};
+  for (const side of sides.filter((s) => s !== "llama-server")) {
+    const extraMedian = (key: string): number => median(samples.filter((s) => s.engine === side && s.threads === threads).map((s) => Number(s.extra[key])));
+    const gen = pick(side, threads, "gen_tps") / pick("llama-server", threads, "gen_tps");
+    const promptRatio = pick(side, threads, "prompt_tps") / pick("llama-server", threads, "prompt_tps");
+    const wall = extraMedian("wall_ms_per_token");
+    const decode = extraMedian("decode_ms_per_token");
+    out(`  ${side} / llama-server: generation ${gen.toFixed(3)} (per round ${perRound(side, threads).map((r) => r.toFixed(3)).join(" ")}), prompt ${promptRatio.toFixed(3)}`);
+    out(`    ms per generated token: ${wall.toFixed(2)} wall = ${decode.toFixed(2)} inside llama_decode + ${(wall - decode).toFixed(2)} outside (JS main thread on CPU ${extraMedian("js_cpu_ms_per_token").toFixed(2)}); llama-server ${median(samples.filter((s) => s.engine === "llama-server" && s.threads === threads).map((s) => Number(s.extra.wall_ms_per_token))).toFixed(2)} wall`);
+    row[side] = { gen_ratio: gen, prompt_ratio: promptRatio, per_round_gen_ratio: perRound(side, threads), wall_ms_per_token: wall, decode_ms_per_token: decode };
+    ratios.push(ratio(`threads ${threads}: generation tokens/s, ${side} / llama-server`, gen, { atLeast: 0.95 }), ratio(`threads ${threads}: prompt tokens/s, ${side} / llama-server`, promptRatio));
+  }
+  if (sides.includes("embedded") && sides.includes("embedded-local")) {
+    out(`  local / prebuilt: generation ${(pick("embedded-local", threads, "gen_tps") / pick("embedded", threads, "gen_tps")).toFixed(3)}, prompt ${(pick("embedded-local", threads, "prompt_tps") / pick("embedded", threads, "prompt_tps")).toFixed(3)}, load ${(pick("embedded-local", threads, "load_ms") / pick("embedded", threads, "load_ms")).toFixed(3)}`);
+  }
   out();
-  ratios.push(ratio(`threads ${threads}: generation tokens/s, embedded / llama-server`, gen.ratio, { atLeast: 0.95 }), ratio(`threads ${threads}: prompt tokens/s, embedded / llama-server`, promptRow.ratio));
-  summary[`threads_${threads}`] = { gen_tps: gen, prompt_tps: promptRow, load_ms: load, peak_rss_mb: rss, per_round_gen_ratio: perRound, ms_per_token: perToken };
+  summary[`threads_${threads}`] = { ...Object.fromEntries(sides.map((side) => [side, { gen_tps: pick(side, threads, "gen_tps"), prompt_tps: pick(side, threads, "prompt_tps"), load_ms: pick(side, threads, "load_ms"), peak_rss_mb: pick(side, threads, "peak_rss_mb") }])), ratios: row };
 }
-out(JSON.stringify({ shape: shapeName, rounds, reps, n_predict: nPredict, prompt: prompt.length, ctx: contextSize, summary }));
+
+// What a user gets with `threads: auto` on each side (auto-threads.ts), when those thread counts ran.
+const cores = physicalCores();
+const serverAuto = autoThreads("llama-server", cores);
+const embeddedAuto = autoThreads("embedded", cores);
+if (threadsList.includes(embeddedAuto) && threadsList.includes(serverAuto)) {
+  if (serverAuto !== embeddedAuto && threadsList.includes(embeddedAuto) && pick("llama-server", serverAuto, "gen_tps") < pick("llama-server", embeddedAuto, "gen_tps")) {
+    out(`note: llama-server made fewer tokens/s at ${serverAuto} threads than at ${embeddedAuto} in this run: its OpenMP threads spin at barriers, which a busy machine punishes (docs/benchmarks.md)`);
+  }
+  for (const side of sides.filter((s) => s !== "llama-server")) {
+    const atDefaults = pick(side, embeddedAuto, "gen_tps") / pick("llama-server", serverAuto, "gen_tps");
+    out(`defaults: ${side} at threads auto (${embeddedAuto}) / llama-server at threads auto (${serverAuto}): generation ${atDefaults.toFixed(3)}  target >= 0.95: ${atDefaults >= 0.95 ? "MET" : "NOT MET"}`);
+    summary[`default_${side}`] = { threads: embeddedAuto, server_threads: serverAuto, gen_ratio: atDefaults };
+    ratios.push(ratio(`defaults (threads auto): generation tokens/s, ${side} / llama-server`, atDefaults, { atLeast: 0.95 }));
+  }
+}
+out(JSON.stringify({ shape: shapeName, rounds, reps, n_predict: nPredict, prompt: prompt.length, ctx: contextSize, binaries, summary }));
 reportRatios("engine", ratios);

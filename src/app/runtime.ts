@@ -88,7 +88,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const { configState, logger, info, env } = options;
   if (options.configReported !== true) reportConfigState(configState, logger);
   // One node-llama-cpp for the process: the embedded engine, plan and doctor share it.
-  const llama = new LlamaRuntime(logger);
+  const llama = new LlamaRuntime(logger, configState.status === "loaded" ? configState.config.llama.embedded_binary : "auto");
   const loadLlama = (): ReturnType<LlamaRuntime["get"]> => llama.get();
   let models: ModelServices | null = null;
   const modelServices = (): ModelServices => (models ??= createModelServices(requireConfig(configState), env, loadLlama, logger));

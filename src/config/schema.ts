@@ -70,6 +70,8 @@ export const modelSchema = z.strictObject({
 
 export const llamaSchema = z.strictObject({
   binary: z.string().min(1).default("llama-server"),
+  /** node-llama-cpp's binary for embedded models: auto = the local build of `npm run build:embedded` when there is one. */
+  embedded_binary: z.enum(["auto", "prebuilt"]).default("auto"),
   models: z.record(z.string().min(1), modelSchema).default({}),
 });
 

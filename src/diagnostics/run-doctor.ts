@@ -5,6 +5,7 @@ import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";
+import { checkEmbeddedBinary } from "./checks/embedded-binary.js";
 import { checkGpu } from "./checks/gpu.js";
 import { checkLlamaServerBinary } from "./checks/llama-server-binary.js";
 import { checkLoadedModels } from "./checks/loaded-models.js";
@@ -54,13 +55,15 @@ export interface RunDoctorOptions {
 const LLAMA_DISPOSE_WAIT_MS = 1000;
 
 /**
- * Runs every check concurrently (the MCP check after them); the report keeps a stable order (system, GPU, config, files,
- * model plans, binary, processes, ports). The GPU and model plan checks share one lazily loaded
- * node-llama-cpp (about a second to load); the other checks never touch it.
+ * Runs every check concurrently (the MCP check after them); the report keeps a stable order
+ * (system, GPU, config, files, embedded binary, model plans, llama-server binary, processes, ports,
+ * MCP). The GPU, embedded binary and model plan checks share one lazily loaded node-llama-cpp
+ * (about a second to load); the other checks never touch it.
  */
 export async function runDoctor(context: DoctorContext, options: RunDoctorOptions = {}): Promise<DoctorReport> {
   const timeoutMs = options.checkTimeoutMs ?? CHECK_TIMEOUT_MS;
-  const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  const binary = context.configState.status === "loaded" ? context.configState.config.llama.embedded_binary : "auto";
+  const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}), binary });
   let results: CheckResult[][];
   try {
     const logger = options.logger ?? pino({ level: "silent" });
@@ -102,6 +105,9 @@ function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger):
     ...planned,
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
     { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { settings, signal }) },
+    ...(Object.values(config.llama.models).some((model) => model.engine === "embedded")
+      ? [{ id: "embedded.binary", title: "Embedded binary", stuck: "node-llama-cpp did not finish loading", run: () => checkEmbeddedBinary(llama, config.llama.embedded_binary) }]
+      : []),
     { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, settings, signal }) },
     {
       id: "mcp",

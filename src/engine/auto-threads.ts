@@ -1,12 +1,15 @@
 import type { EngineKind } from "./engine.js";
 
 /**
- * What `threads: auto` means, per engine (measured, docs/engines.md):
+ * What `threads: auto` means, per engine (measured, docs/engines.md, docs/benchmarks.md):
  * - llama-server: every physical core. Its OpenMP pool stays alive between tokens and scales
- *   (2 cores: 230 tok/s at 2 threads vs 173 at 1 on the 84M bench model).
- * - embedded: one physical core fewer (at least 1). node-llama-cpp's prebuilt CPU build starts the
- *   decode threads for every token and shares the cores with our JS main thread; on a 2-core
- *   machine 2 threads gave 61 tok/s against 178 at 1 (quiet machine, same model).
+ *   (2 cores: 230-260 tok/s at 2 threads vs 173-244 at 1 on the 84M bench model, quiet machine).
+ * - embedded: one physical core fewer (at least 1), on either binary. The JS main thread and
+ *   node-llama-cpp's libuv hand-offs need a core between tokens: on 2 cores even the local OpenMP
+ *   build (`npm run build:embedded`) made 191 tok/s at 2 threads against 242 at 1 (quiet machine,
+ *   same model). node-llama-cpp's prebuilt CPU binary is worse: without OpenMP every decode starts
+ *   its helper threads anew and they meet at spinning barriers, so 2 threads gave 52-61 tok/s
+ *   (quiet) and 1-10 tok/s under load.
  */
 export function autoThreads(engine: EngineKind, physicalCores: number): number {
   const cores = Math.max(1, Math.floor(physicalCores));

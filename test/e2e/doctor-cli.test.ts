@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
+import { findLocalBuild } from "../../src/engine/llama-binary.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { WireTap, wireProtocolOf } from "../helpers/wire-recorder.js";
 
@@ -95,6 +96,35 @@ describe("local-ai doctor (built CLI)", () => {
     assert.equal(report.checks.find((check) => check.id === "model.default")?.status, "ok");
     assert.equal(run.stdout.trim(), JSON.stringify(report, null, 2), "nothing but the report on stdout");
     assert.equal(run.code, 0);
+  });
+
+  it("says which binary the embedded engine runs: the local OpenMP build when there is one, else the prebuilt", async () => {
+    const local = await findLocalBuild();
+    const report = JSON.parse((await runCli(["doctor", "--json", "--config", config], dir)).stdout) as DoctorReport;
+    const check = report.checks.find((candidate) => candidate.id === "embedded.binary");
+    assert.equal(check?.status, "ok", JSON.stringify(check));
+    assert.equal(check?.data?.choice, "auto");
+    if (check?.data?.backend !== "cpu") {
+      // A GPU backend goes first; the local build is CPU only.
+      assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt \w+ binary: a GPU backend goes first/);
+    } else if (local === null) {
+      assert.deepEqual([check?.data?.kind, check?.data?.openmp, check?.data?.auto_threads], ["prebuilt", false, Math.max(1, Number(report.checks.find((c) => c.id === "gpu")?.data?.cpu_math_cores) - 1)]);
+      assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary: no local build \(`npm run build:embedded` makes one with OpenMP: docs\/engines\.md\); OpenMP off, threads: auto = \d+$/);
+    } else {
+      assert.deepEqual([check?.data?.kind, check?.data?.openmp, check?.data?.local_build], ["local", true, local.dir]);
+      assert.deepEqual(check?.data?.cmake_options, { GGML_NATIVE: "ON", GGML_OPENMP: "ON" });
+      assert.match(check?.finding ?? "", /^local build of `npm run build:embedded` \(GGML_NATIVE=ON GGML_OPENMP=ON\), picked by llama\.embedded_binary: auto; OpenMP on, threads: auto = \d+$/);
+    }
+  });
+
+  it("reports the prebuilt binary when llama.embedded_binary is prebuilt", async () => {
+    const prebuiltConfig = path.join(dir, "prebuilt.yaml");
+    await writeFile(prebuiltConfig, (await readFile(config, "utf8")).replace("llama:\n", "llama:\n  embedded_binary: prebuilt\n"));
+    const report = JSON.parse((await runCli(["doctor", "--json", "--config", prebuiltConfig], dir)).stdout) as DoctorReport;
+    const check = report.checks.find((candidate) => candidate.id === "embedded.binary");
+    assert.deepEqual([check?.status, check?.data?.choice, check?.data?.kind, check?.data?.openmp], ["ok", "prebuilt", "prebuilt", false], JSON.stringify(check));
+    if (check?.data?.backend === "cpu") assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary, because llama\.embedded_binary is prebuilt( \(a local build exists, unused\))?: OpenMP off, threads: auto = \d+$/);
+    assert.equal(report.checks.find((candidate) => candidate.id === "node_llama_cpp")?.data?.build_type, "prebuilt");
   });
 
   it("exits 1 with a missing config, still printing the report", async () => {

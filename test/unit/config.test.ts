@@ -56,7 +56,7 @@ describe("config", () => {
     const state = await loadConfig({ flag: path.join(REPO, "config.example.yaml"), env: {} });
     assert.equal(state.status, "loaded", JSON.stringify(state));
     const text = await readFile(path.join(REPO, "config.example.yaml"), "utf8");
-    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes", "coalesce_ms", "kv_cache_disk_bytes"]) {
+    for (const key of ["data_dir", "log_level", "max_steps", "max_parse_errors", "binary", "embedded_binary", "engine", "path", "port", "ctx_size", "gpu_layers", "base_url", "api_key", "model", "system_prompt", "tools", "temperature", "seed", "max_tokens", "command", "args", "env", "requires_approval", "host", "bearer_token", "max_line_bytes", "coalesce_ms", "kv_cache_disk_bytes"]) {
       assert.match(text, new RegExp(`^[\\s#]*${key}:.*#`, "m"), `${key} has a comment`);
     }
   });
@@ -67,6 +67,16 @@ describe("config", () => {
     assert.equal(result.config.app.data_dir, "/srv/app/data");
     assert.equal(result.config.llama.binary, "/srv/app/bin/llama-server");
     assert.equal(result.config.llama.models.default?.path, "/srv/app/models/m.gguf");
+  });
+
+  it("takes llama.embedded_binary auto (default) or prebuilt, and names the key for anything else", () => {
+    const defaults = parseConfigText("", {}, "/srv/app");
+    assert.ok(defaults.ok);
+    assert.equal(defaults.config.llama.embedded_binary, "auto");
+    const prebuilt = parseConfigText("llama:\n  embedded_binary: prebuilt\n", {}, "/srv/app");
+    assert.ok(prebuilt.ok);
+    assert.equal(prebuilt.config.llama.embedded_binary, "prebuilt");
+    assert.deepEqual(problemsOf("llama:\n  embedded_binary: local\n").map((p) => [p.path, p.line]), [["llama.embedded_binary", 2]]);
   });
 
   it("keeps a bare binary name for PATH lookup", () => {

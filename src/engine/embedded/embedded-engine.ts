@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ChatWrapper, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
@@ -95,7 +95,7 @@ export class EmbeddedEngine implements Engine {
 
   async embed(request: EmbedRequest): Promise<EmbedResult> {
     const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
-    const threads = this.config.threads === "auto" ? autoThreads("embedded", loaded.model.llama.cpuMathCores) : this.config.threads;
+    const threads = this.threadsFor(loaded.model.llama);
     this.embedder ??= new EmbeddedEmbedder(loaded.model, this.modelName, { contextSize: loaded.context.contextSize, threads });
     return this.embedder.embed(request);
   }
@@ -170,7 +170,7 @@ export class EmbeddedEngine implements Engine {
       if (options.signal.aborted) throw new RuntimeError("shutting_down", "Model load stopped: the engine is closing", { cause: error });
       throw new RuntimeError("model_missing", `Cannot load model ${path}: ${(error as Error).message}`, { cause: error });
     }
-    const threads = this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
+    const threads = this.threadsFor(llama);
     const context = await model.createContext({
       contextSize: Math.min(this.config.ctx_size, model.trainContextSize),
       sequences: this.deps.parallel,
@@ -204,6 +204,10 @@ export class EmbeddedEngine implements Engine {
       throw error;
     }
     return sequence;
+  }
+
+  private threadsFor(llama: Llama): number {
+    return this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
   }
 
   private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {

@@ -1,5 +1,6 @@
 import type { Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
+import { embeddedBinaryOf, type EmbeddedBinaryChoice } from "../llama-binary.js";
 import { loadLlama } from "../plan/llama-loader.js";
 
 type LlamaModule = typeof import("node-llama-cpp");
@@ -7,13 +8,18 @@ type LlamaModule = typeof import("node-llama-cpp");
 /**
  * One node-llama-cpp instance per process, created on first use. Importing node-llama-cpp and
  * calling getLlama costs about a second, so nothing on the path of `ping` or `doctor` touches it.
- * Prebuilt binaries only: never compile or download at run time. GPU backends are used when
- * present (CUDA, Vulkan, Metal), CPU otherwise. Its log lines go to our pino logger (stderr).
+ * Never compiles or downloads at run time: the prebuilt binaries, or the local build of
+ * `npm run build:embedded` when `binary` is `auto` and one exists (llama-binary.ts). GPU backends
+ * are used when present (CUDA, Vulkan, Metal), CPU otherwise. Its log lines go to our pino logger
+ * (stderr).
  */
 export class LlamaRuntime {
   private llama: Promise<{ module: LlamaModule; llama: Llama }> | null = null;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly binary: EmbeddedBinaryChoice = "auto",
+  ) {}
 
   async get(): Promise<{ module: LlamaModule; llama: Llama }> {
     this.llama ??= this.load().catch((error: unknown) => {
@@ -38,8 +44,9 @@ export class LlamaRuntime {
 
   private async load(): Promise<{ module: LlamaModule; llama: Llama }> {
     const started = Date.now();
-    const handle = await loadLlama(this.logger);
-    this.logger.info({ gpu: handle.llama.gpu, cpu_math_cores: handle.llama.cpuMathCores, ms: Date.now() - started }, "node-llama-cpp ready");
+    const handle = await loadLlama(this.logger, this.binary);
+    const { kind, openmp } = embeddedBinaryOf(handle.llama);
+    this.logger.info({ gpu: handle.llama.gpu, cpu_math_cores: handle.llama.cpuMathCores, binary: kind, openmp, ms: Date.now() - started }, "node-llama-cpp ready");
     return handle;
   }
 }

@@ -36,7 +36,7 @@ export interface PlanOptions {
 /** The report of `local-ai plan`: every configured model (or one), each planned on its own. */
 export async function planModels(config: Config, options: PlanOptions = {}): Promise<ModelPlanReport> {
   const names = selectModels(config, options.model);
-  const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  const llama = lazyLlama({ ...(options.llama ? { loader: options.llama } : {}), ...(options.logger ? { logger: options.logger } : {}), binary: config.llama.embedded_binary });
   let probed: Promise<HardwareSnapshot> | undefined;
   const hardware = (): Promise<HardwareSnapshot> => {
     probed ??= options.hardware !== undefined ? Promise.resolve(options.hardware) : llama.get().then(({ llama: instance }) => probeHardware(instance));
