@@ -112,7 +112,7 @@ describe("local-ai doctor (built CLI)", () => {
       assert.match(check?.finding ?? "", /^node-llama-cpp's prebuilt CPU binary: no local build \(`npm run build:embedded` makes one with OpenMP: docs\/engines\.md\); OpenMP off, threads: auto = \d+$/);
     } else {
       assert.deepEqual([check?.data?.kind, check?.data?.openmp, check?.data?.local_build], ["local", true, local.dir]);
-      assert.deepEqual(check?.data?.cmake_options, { GGML_NATIVE: "ON", GGML_OPENMP: "ON" });
+      assert.deepEqual(check?.data?.cmake_options, ["GGML_NATIVE=ON", "GGML_OPENMP=ON"]);
       assert.match(check?.finding ?? "", /^local build of `npm run build:embedded` \(GGML_NATIVE=ON GGML_OPENMP=ON\), picked by llama\.embedded_binary: auto; OpenMP on, threads: auto = \d+$/);
     }
   });

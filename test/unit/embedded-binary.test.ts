@@ -75,7 +75,7 @@ describe("embedded.binary doctor check", () => {
     const check = await checkEmbeddedBinary(fakeLlama("local"), "auto", found(LOCAL));
     assert.equal(check.status, "ok");
     assert.equal(check.finding, "local build of `npm run build:embedded` (GGML_NATIVE=ON GGML_OPENMP=ON), picked by llama.embedded_binary: auto; OpenMP on, threads: auto = 1");
-    assert.deepEqual(check.data, { choice: "auto", kind: "local", openmp: true, cmake_options: { GGML_NATIVE: "ON", GGML_OPENMP: "ON" }, local_build: LOCAL.dir, auto_threads: 1, backend: "cpu" });
+    assert.deepEqual(check.data, { choice: "auto", kind: "local", openmp: true, cmake_options: ["GGML_NATIVE=ON", "GGML_OPENMP=ON"], local_build: LOCAL.dir, auto_threads: 1, backend: "cpu" });
   });
 
   it("says how to get the local build when there is none", async () => {

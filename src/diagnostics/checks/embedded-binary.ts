@@ -25,8 +25,10 @@ export async function checkEmbeddedBinary(
   const { llama } = handle;
   const binary = embeddedBinaryOf(llama);
   const threads = autoThreads("embedded", llama.cpuMathCores);
-  const data = { choice, kind: binary.kind, openmp: binary.openmp, cmake_options: binary.cmakeOptions, local_build: local?.dir ?? null, auto_threads: threads, backend: llama.gpu === false ? "cpu" : llama.gpu };
-  const flags = Object.entries(binary.cmakeOptions).map(([key, value]) => `${key}=${value}`).join(" ");
+  // A list, not an object: cmake's option names are not snake_case wire keys.
+  const options = Object.entries(binary.cmakeOptions).map(([key, value]) => `${key}=${value}`);
+  const data = { choice, kind: binary.kind, openmp: binary.openmp, cmake_options: options, local_build: local?.dir ?? null, auto_threads: threads, backend: llama.gpu === false ? "cpu" : llama.gpu };
+  const flags = options.join(" ");
   if (binary.kind === "local") {
     return ok(ID, TITLE, `local build of \`npm run build:embedded\` (${flags}), picked by llama.embedded_binary: auto; OpenMP ${binary.openmp ? "on" : "off"}, threads: auto = ${threads}`, data);
   }
