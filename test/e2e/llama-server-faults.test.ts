@@ -138,6 +138,7 @@ describe("llama-server faults through serve-stdio", { concurrency: false, timeou
     const orphans: ProcEntry[] = [];
     let chats = 0;
     let lastRefused = 0;
+    const finished: Array<{ kill: number; chars: number; output_tokens: number }> = [];
 
     /** Sends chats until one streams: a chat refused by the open circuit says when to try again. */
     const chatUntilStreaming = async (): Promise<{ id: string; refused: number }> => {
@@ -174,7 +175,13 @@ describe("llama-server faults through serve-stdio", { concurrency: false, timeou
           assert.equal(answer["code"], "engine_unavailable", JSON.stringify(answer));
           assert.match(String(answer["message"]), /^llama-server for model "default" was killed by SIGKILL during generation; it is being restarted/);
         } else {
-          assert.equal(answer.type, "result", "the generation had finished before the kill landed");
+          // The generation had finished before the kill landed: a whole answer, never a cut one.
+          assert.equal(answer.type, "result");
+          const response = (answer["result"] as { response: string }).response;
+          const final = proc.messages.find((m) => m.id === id && m.type === "event" && m.event === "final");
+          assert.equal(final?.["response"], response, "the final event carries the whole answer");
+          const usage = proc.messages.find((m) => m.id === id && m.type === "event" && m.event === "usage");
+          finished.push({ kill, chars: response.length, output_tokens: Number(usage?.["output_tokens"]) });
         }
         kills.push({ pid, killedAt, answer: answer.type === "error" ? "engine_unavailable" : "result", killToAnswerMs, refusedBefore: refused });
         assert.ok(await waitForProcessExit(pid, GONE_WITHIN_MS), `killed server ${pid} is gone`);
@@ -229,6 +236,7 @@ describe("llama-server faults through serve-stdio", { concurrency: false, timeou
     const figures = {
       kills: KILLS,
       answers: { engine_unavailable: kills.filter((k) => k.answer === "engine_unavailable").length, result: kills.filter((k) => k.answer === "result").length },
+      finished_before_the_kill: finished,
       kill_to_answer_ms: summary(kills.map((k) => k.killToAnswerMs)),
       kill_to_ready_ms_restart: summary(kills.filter((k) => !opened.has(k.pid)).map((k) => k.killToReadyMs ?? NaN)),
       kill_to_ready_ms_after_circuit: summary(kills.filter((k) => opened.has(k.pid)).map((k) => k.killToReadyMs ?? NaN)),
