@@ -6,6 +6,8 @@ import type { EngineHealth } from "../engine/engine.js";
 import type { ModelFileSource } from "../engine/model-file.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
+import type { HelpProbe } from "../engine/llama-server/help-probe.js";
+import type { ChildRegistry } from "../shared/process/child-registry.js";
 import { createStore } from "../store/create-store.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
@@ -32,15 +34,27 @@ export interface AgentCore {
   close(): Promise<void>;
 }
 
-/**
- * `llama` is the runtime's one node-llama-cpp instance (shared with plan and doctor; not disposed
- * here); `modelFile` finds (or, for download: auto, fetches) the file of a model whose path is a reference.
- */
-export function createAgentCore(config: Config, logger: Logger, env: Readonly<Record<string, string | undefined>>, llama: LlamaRuntime, modelFile?: ModelFileSource): AgentCore {
+/** What the runtime hands the core; each is owned (and closed or disposed) by the runtime. */
+export interface AgentCoreDeps {
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The runtime's one node-llama-cpp instance (shared with plan and doctor; not disposed here). */
+  llama: LlamaRuntime;
+  /** The runtime's child processes (its exit hook kills what close() did not stop). */
+  children: ChildRegistry;
+  helpProbe: HelpProbe;
+  /** Finds (or, for download: auto, fetches) the file of a model whose path is a reference. */
+  modelFile?: ModelFileSource;
+}
+
+export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore {
+  const { logger, env, llama, modelFile } = deps;
   const engines = new EngineRegistry({
     config,
     logger,
     llama,
+    children: deps.children,
+    helpProbe: deps.helpProbe,
     validateModel: async (path) => {
       await validateGguf(path);
     },

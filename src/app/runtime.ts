@@ -19,6 +19,9 @@ import type { PullResult } from "../models/pull-model.js";
 import { planReference } from "../models/reference-plan.js";
 import { isModelReference } from "../config/model-reference.js";
 import { createAgentCore, type AgentCore } from "./agent-core.js";
+import { killChildrenOnExit } from "./child-exit-hook.js";
+import { ChildRegistry } from "../shared/process/child-registry.js";
+import { HelpProbe } from "../engine/llama-server/help-probe.js";
 import { createModelServices, type ModelServices } from "./model-services.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
@@ -90,11 +93,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // One node-llama-cpp for the process: the embedded engine, plan and doctor share it.
   const llama = new LlamaRuntime(logger, configState.status === "loaded" ? configState.config.llama.embedded_binary : "auto");
   const loadLlama = (): ReturnType<LlamaRuntime["get"]> => llama.get();
+  // The children this runtime starts (llama-server groups), killed by the exit hook if close() never runs.
+  const children = new ChildRegistry();
+  const removeExitHook = killChildrenOnExit(children);
+  // Which flags the llama-server binary has: asked once per binary, for the engines and plan alike.
+  const helpProbe = new HelpProbe();
   let models: ModelServices | null = null;
   const modelServices = (): ModelServices => (models ??= createModelServices(requireConfig(configState), env, loadLlama, logger));
   let core: AgentCore | null = null;
   const agentCore = (): AgentCore =>
-    (core ??= createAgentCore(requireConfig(configState), logger, env, llama, (name, model) => modelServices().files.resolver(name, model)));
+    (core ??= createAgentCore(requireConfig(configState), { logger, env, llama, children, helpProbe, modelFile: (name, model) => modelServices().files.resolver(name, model) }));
   let warmUp: { state: RuntimeHealthSnapshot["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
@@ -113,7 +121,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (model !== undefined && !(model in config.llama.models) && (isModelReference(model) || model.endsWith(".gguf"))) {
         return planReference(config, model, modelServices().settings, { env, llama: loadLlama, logger, ...(signal ? { signal } : {}) });
       }
-      return planWithTools(config, { logger, env, llama: loadLlama, modelInfo: modelServices().files.planInfo, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
+      return planWithTools(config, { logger, env, llama: loadLlama, helpProbe, modelInfo: modelServices().files.planInfo, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
     },
     pull: (call) => modelServices().puller.pull(call),
     // Building the core starts nothing (engines load lazily); it answers an unknown name too.
@@ -139,6 +147,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     close: async () => {
       await core?.close();
+      removeExitHook();
       await llama.dispose();
     },
   };

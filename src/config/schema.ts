@@ -68,10 +68,27 @@ export const modelSchema = z.strictObject({
   model: z.string().nullable().default(null),
 });
 
+/**
+ * How the llama-server engine restarts a child that crashed or failed to start (every model with
+ * engine llama-server): exponential backoff between attempts, and a circuit breaker that makes
+ * callers fail fast after repeated failures (docs/engines.md).
+ */
+export const restartSchema = z.strictObject({
+  /** First restart delay; doubles per failure (jittered) up to backoff_max_ms. */
+  backoff_initial_ms: positiveInt.default(250),
+  backoff_max_ms: positiveInt.default(10_000),
+  /** Crashes or failed starts within circuit_window_ms that open the circuit. */
+  circuit_failures: positiveInt.default(3),
+  circuit_window_ms: positiveInt.default(60_000),
+  /** How long an open circuit fails callers fast before one probe start is let through. */
+  circuit_cooldown_ms: z.number().int().min(0).default(30_000),
+});
+
 export const llamaSchema = z.strictObject({
   binary: z.string().min(1).default("llama-server"),
   /** node-llama-cpp's binary for embedded models: auto = the local build of `npm run build:embedded` when there is one. */
   embedded_binary: z.enum(["auto", "prebuilt"]).default("auto"),
+  restart: restartSchema.prefault({}),
   models: z.record(z.string().min(1), modelSchema).default({}),
 });
 
@@ -164,6 +181,7 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
+export type RestartConfig = z.output<typeof restartSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export { LOG_LEVELS, type LogLevel };

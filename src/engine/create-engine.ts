@@ -10,6 +10,8 @@ import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import type { Engine } from "./engine.js";
 import { ManagedEngine } from "./managed-engine.js";
 import type { ModelFileSource } from "./model-file.js";
+import { ChildRegistry } from "../shared/process/child-registry.js";
+import { HelpProbe } from "./llama-server/help-probe.js";
 
 export interface EngineFactoryDeps {
   config: Config;
@@ -19,14 +21,21 @@ export interface EngineFactoryDeps {
   validateModel?: (path: string) => Promise<void>;
   /** Where a model's GGUF is (a reference in `path` resolves to its download); the `path` itself by default. */
   modelFile?: ModelFileSource;
+  /** The runtime's child processes (llama-server groups); the registry makes its own without one. */
+  children?: ChildRegistry;
+  /** The runtime's llama-server flag cache; the registry makes its own without one. */
+  helpProbe?: HelpProbe;
 }
+
+/** What createEngine needs: the factory deps with the registry's child registry and flag cache. */
+export type EngineDeps = EngineFactoryDeps & Required<Pick<EngineFactoryDeps, "children" | "helpProbe">>;
 
 /**
  * The engine for `llama.models.<name>`, chosen by its `engine` key. Each implementation is
  * imported when its first model is created (cold start: the openai client, which the llama-server
  * and openai engines speak through, and node-llama-cpp's wrappers load only for a model that uses them).
  */
-export async function createEngine(name: string, deps: EngineFactoryDeps): Promise<Engine> {
+export async function createEngine(name: string, deps: EngineDeps): Promise<Engine> {
   const model = deps.config.llama.models[name];
   if (model === undefined) throw new RuntimeError("config_invalid", `No model "${name}" under llama.models`);
   const logger = deps.logger.child({ model: name });
@@ -43,7 +52,7 @@ export async function createEngine(name: string, deps: EngineFactoryDeps): Promi
       });
     }
     case "llama-server": {
-      const { LlamaServerEngine } = await import("./llama-server/llama-server-engine.js");
+      const [{ LlamaServerEngine }, { restartTuning }] = await Promise.all([import("./llama-server/llama-server-engine.js"), import("./llama-server/tuning.js")]);
       return new LlamaServerEngine(name, model, {
         binary: deps.config.llama.binary,
         dataDir: deps.config.app.data_dir,
@@ -51,6 +60,9 @@ export async function createEngine(name: string, deps: EngineFactoryDeps): Promi
         threads: model.threads === "auto" ? autoThreads("llama-server", physicalCores()) : model.threads,
         gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
         parallel: model.parallel,
+        tuning: restartTuning(deps.config.llama.restart),
+        children: deps.children,
+        helpProbe: deps.helpProbe,
         ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
     }
@@ -81,8 +93,11 @@ export class EngineRegistry {
   private readonly engines = new Map<string, ManagedEngine>();
   private readonly creating = new Map<string, Promise<ManagedEngine>>();
   private closed = false;
+  private readonly deps: EngineDeps;
 
-  constructor(private readonly deps: EngineFactoryDeps) {}
+  constructor(deps: EngineFactoryDeps) {
+    this.deps = { ...deps, children: deps.children ?? new ChildRegistry(), helpProbe: deps.helpProbe ?? new HelpProbe() };
+  }
 
   get(name: string): Promise<Engine> {
     if (this.closed) return Promise.reject(new RuntimeError("shutting_down", "The server is shutting down; no model is loaded any more"));

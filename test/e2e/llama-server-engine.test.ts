@@ -9,9 +9,10 @@ import path from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
 import type { EngineChunk, GenerateRequest } from "../../src/engine/chat-types.js";
 import type { EngineState } from "../../src/engine/engine.js";
-import { probeSupportedFlags } from "../../src/engine/llama-server/help-probe.js";
+import { HelpProbe } from "../../src/engine/llama-server/help-probe.js";
 import { LlamaServerEngine, type LlamaServerEngineDeps } from "../../src/engine/llama-server/llama-server-engine.js";
 import { pidFilePath, readPidFile, writePidFile } from "../../src/engine/llama-server/pid-file.js";
+import { ChildRegistry } from "../../src/shared/process/child-registry.js";
 import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 import { waitForProcessExit } from "../../src/shared/process/wait-for-exit.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
@@ -19,6 +20,7 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { llamaModelConfig, startEngineHost } from "../helpers/llama-server-process.js";
+import { watchdogsOf } from "../helpers/llama-server-procs.js";
 
 const binary = findLlamaServerBinary();
 const SKIP = "llama-server not built: run npm run build:llama-server";
@@ -28,6 +30,9 @@ let tinyPath = "";
 let demoPath = "";
 let demoToolsPath = "";
 const engines: LlamaServerEngine[] = [];
+/** What the composition root would hand every engine of this process. */
+const children = new ChildRegistry();
+const helpProbe = new HelpProbe();
 /** Measurements reported at the end (ms). */
 const timings: Record<string, number> = {};
 
@@ -55,6 +60,8 @@ async function makeEngine(
     threads: 1,
     gpuLayers: 0,
     parallel: 1,
+    children,
+    helpProbe,
     ...options.deps,
   });
   engines.push(engine);
@@ -101,11 +108,12 @@ after(async () => {
 describe("llama-server engine (real binary)", { concurrency: false }, () => {
   test("the --help probe of the real binary finds the flags we pass, once per binary", async (t) => {
     if (skipIfMissing(t)) return;
-    const flags = await probeSupportedFlags(binary!);
+    const probe = new HelpProbe();
+    const flags = await probe.supportedFlags(binary!);
     for (const flag of ["-m", "--host", "--port", "-c", "-ngl", "--parallel", "-t", "--api-key", "--api-key-file", "--jinja", "--slots", "--no-webui"]) {
       assert.ok(flags.has(flag), flag);
     }
-    assert.equal(await probeSupportedFlags(binary!), flags, "cached by path + mtime");
+    assert.equal(await probe.supportedFlags(binary!), flags, "cached by path + mtime");
   });
 
   test("readiness: starting -> ready, concurrent warmUps share one start, DEMO_SENTENCE streams, close leaves no orphan", async (t) => {
@@ -202,6 +210,8 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     const engine = await makeEngine("tiny-crash", tinyPath, { deps: { logger } });
     await engine.warmUp();
     const pid = childPid(engine);
+    const watchdogs = await watchdogsOf(pid);
+    assert.equal(watchdogs.length, 1, "one watchdog in the server's group");
     let killedAt = 0;
     await assert.rejects(
       (async () => {
@@ -228,6 +238,7 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     assert.equal(health.info?.["restarts"], 1);
     assert.notEqual(childPid(engine), pid);
     assert.equal(isProcessAlive(pid), false);
+    assert.ok(await waitForProcessExit(watchdogs[0]!, 10_000), "the dead server's watchdog ended with it");
     // Child output is drained into our logger at debug, tagged with the component and model.
     assert.ok(records().some((r) => r["component"] === "llama-server" && r["model"] === "tiny-crash" && r["stream"] !== undefined && r["level"] === 20));
   });
@@ -338,23 +349,26 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     await engine.close();
   });
 
-  test("no orphan after SIGKILL of our own process: the next start reaps it through the pid file", async (t) => {
+  test("no orphan after SIGKILL of our own process: the watchdog kills the server, the next start clears the stale pid file", async (t) => {
     if (skipIfMissing(t)) return;
     const port = await freePort();
     const host = await startEngineHost({ binary: binary!, modelPath: tinyPath, modelName: "host", port, dataDir });
+    const watchdogs = await watchdogsOf(host.childPid);
+    assert.equal(watchdogs.length, 1, "the server runs with its watchdog in its group");
     const hostExit = new Promise((resolve) => host.process.once("exit", resolve));
     host.process.kill("SIGKILL");
     await hostExit;
-    assert.equal(isProcessAlive(host.childPid), true, "SIGKILL leaves the detached server behind (this is what the pid file is for)");
+    // Generous: it only catches a server that outlives its parent (the kill takes milliseconds).
+    assert.ok(await waitForProcessExit(host.childPid, 10_000), "the server died with its parent");
+    assert.ok(await waitForProcessExit(watchdogs[0]!, 10_000), "and so did its watchdog");
     const pidFile = await readPidFile(pidFilePath(dataDir, "host"));
-    assert.equal(pidFile?.pid, host.childPid);
+    assert.equal(pidFile?.pid, host.childPid, "SIGKILL left the pid file behind");
 
     const engine = await makeEngine("host", tinyPath, { port });
     const started = Date.now();
     await engine.warmUp();
-    timings["restart_with_orphan_reap"] = Date.now() - started;
-    assert.ok(await waitForProcessExit(host.childPid, 1000), "the orphan was reaped");
-    assert.equal(engine.health().info?.["reaped_orphan_pid"], host.childPid);
+    timings["restart_after_parent_sigkill"] = Date.now() - started;
+    assert.equal(engine.health().info?.["reaped_orphan_pid"], null, "nothing was left to reap");
     const chunks = await collect(engine.generate(ask("hi", { maxTokens: 2 })));
     assert.equal(chunks.at(-1)?.type, "end");
     const pid = childPid(engine);
@@ -367,6 +381,6 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     if (skipIfMissing(t)) return;
     const port = await freePort();
     const host = await startEngineHost({ binary: binary!, modelPath: tinyPath, modelName: "exiting", port, dataDir, then: "exit" });
-    assert.ok(await waitForProcessExit(host.childPid, 2000), "the child died with its parent");
+    assert.ok(await waitForProcessExit(host.childPid, 10_000), "the child died with its parent");
   });
 });

@@ -12,7 +12,9 @@ import { pino } from "pino";
 import type { ToolSpec } from "../../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../../src/engine/embedded/llama-runtime.js";
+import { HelpProbe } from "../../src/engine/llama-server/help-probe.js";
 import { LlamaServerEngine } from "../../src/engine/llama-server/llama-server-engine.js";
+import { ChildRegistry } from "../../src/shared/process/child-registry.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
@@ -23,6 +25,8 @@ import { tempConfig } from "../helpers/temp-config.js";
 const binary = findLlamaServerBinary();
 const logger = pino({ level: "silent" });
 const llama = new LlamaRuntime(logger);
+const children = new ChildRegistry();
+const helpProbe = new HelpProbe();
 const closing: Array<{ close(): Promise<void> }> = [];
 let dataDir = "";
 let demoPath = "";
@@ -45,7 +49,16 @@ function skipIfMissing(t: TestContext): boolean {
 }
 
 async function serverEngine(modelPath: string, ctx: number, parallel: number): Promise<LlamaServerEngine> {
-  const engine = new LlamaServerEngine("m", llamaModelConfig(modelPath, await freePort(), { ctx_size: ctx, parallel }), { binary: binary!, dataDir, logger, threads: 1, gpuLayers: 0, parallel });
+  const engine = new LlamaServerEngine("m", llamaModelConfig(modelPath, await freePort(), { ctx_size: ctx, parallel }), {
+    binary: binary!,
+    dataDir,
+    logger,
+    threads: 1,
+    gpuLayers: 0,
+    parallel,
+    children,
+    helpProbe,
+  });
   closing.push(engine);
   return engine;
 }

@@ -1,5 +1,5 @@
 // A separate Node process that hosts a LlamaServerEngine, so a test can SIGKILL "our own
-// process" and check that the next start reaps the orphaned llama-server via the pid file.
+// process" (or let it exit without close()) and check that its llama-server goes with it.
 //
 // Run as a script (compiled): node dist/test/helpers/llama-server-process.js '<json HostConfig>'
 // It warms the engine up, prints one JSON line {"childPid": N} on stdout, then idles until killed.
@@ -9,7 +9,10 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { ModelConfig } from "../../src/config/schema.js";
+import { killChildrenOnExit } from "../../src/app/child-exit-hook.js";
+import { HelpProbe } from "../../src/engine/llama-server/help-probe.js";
 import { LlamaServerEngine } from "../../src/engine/llama-server/llama-server-engine.js";
+import { ChildRegistry } from "../../src/shared/process/child-registry.js";
 
 export interface HostConfig {
   binary: string;
@@ -44,6 +47,9 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
 async function main(raw: string): Promise<void> {
   const config = JSON.parse(raw) as HostConfig;
   const logger = pino({ level: "warn" }, pino.destination(2));
+  // As the composition root does: one registry for the process, its exit hook installed.
+  const children = new ChildRegistry();
+  killChildrenOnExit(children);
   const engine = new LlamaServerEngine(config.modelName, llamaModelConfig(config.modelPath, config.port), {
     binary: config.binary,
     dataDir: config.dataDir,
@@ -51,10 +57,12 @@ async function main(raw: string): Promise<void> {
     threads: 1,
     gpuLayers: 0,
     parallel: 1,
+    children,
+    helpProbe: new HelpProbe(),
   });
   await engine.warmUp();
   process.stdout.write(`${JSON.stringify({ childPid: engine.health().info?.["pid"] })}\n`, () => {
-    // "exit": leave without close(); only the engine's process 'exit' hook can stop the child.
+    // "exit": leave without close(); the app's 'exit' hook (and the watchdog) must stop the child.
     if (config.then === "exit") process.exit(0);
   });
   // Stay alive until the test kills us (SIGKILL: nothing of ours gets to run).

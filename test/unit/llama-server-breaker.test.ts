@@ -68,6 +68,27 @@ test("a failed probe opens the circuit again for a full cool-down", () => {
   assert.equal(b.state, "half_open");
 });
 
+test("every transition is reported once, as it happens: open, half_open (the probe), open again, half_open, closed", () => {
+  const clock = new FakeClock();
+  const seen: string[] = [];
+  const watched = new CircuitBreaker({ ...DEFAULT_BREAKER_OPTIONS, clock, onChange: (state) => seen.push(state) });
+  watched.recordFailure();
+  watched.recordFailure();
+  assert.deepEqual(seen, [], "below the threshold nothing changes");
+  watched.recordFailure();
+  assert.equal(watched.tryAcquire(), false);
+  clock.advance(30_000);
+  assert.deepEqual(seen, ["open"], "the cool-down ending is not a transition: the probe is");
+  assert.equal(watched.tryAcquire(), true);
+  assert.equal(watched.tryAcquire(), false, "one probe only");
+  watched.recordFailure();
+  clock.advance(30_000);
+  assert.equal(watched.tryAcquire(), true);
+  watched.recordSuccess();
+  watched.recordSuccess();
+  assert.deepEqual(seen, ["open", "half_open", "open", "half_open", "closed"]);
+});
+
 test("backoff doubles from 250 ms to a 10 s cap with at most 20% jitter below the base", () => {
   const none = new Backoff({ ...DEFAULT_BACKOFF_OPTIONS, random: () => 0 });
   assert.deepEqual(Array.from({ length: 8 }, () => none.next()), [250, 500, 1000, 2000, 4000, 8000, 10_000, 10_000]);

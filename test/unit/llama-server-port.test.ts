@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { once } from "node:events";
+import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { pidFilePath, readPidFile, writePidFile } from "../../src/engine/llama-server/pid-file.js";
+import { pidFilePath, readPidFile, startedInTime, writePidFile } from "../../src/engine/llama-server/pid-file.js";
 import { claimPort } from "../../src/engine/llama-server/port-claim.js";
 import { isPortFree } from "../../src/engine/llama-server/port-probe.js";
 import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
+import { processStartTime } from "../../src/shared/process/process-start-time.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
@@ -87,6 +89,39 @@ test("claimPort leaves the pid file of a live local-ai owner alone and says who 
   } finally {
     owner.kill("SIGKILL");
     await close(server);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("claimPort leaves alone a llama-server on the recorded port that started after the pid file was written (a reused pid)", { skip: process.platform !== "linux" && "reads process start times from /proc" }, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
+  // A process whose command line passes for that server: argv[0] named llama-server, --port N.
+  const fakeServer = path.join(dir, "llama-server");
+  await symlink(process.execPath, fakeServer);
+  const port = await listen("127.0.0.1").then(async ({ server, port }) => {
+    await close(server);
+    return port;
+  });
+  const lookalike = spawn(fakeServer, ["-e", "setInterval(() => {}, 60000)", "--", "--port", String(port)], { stdio: "ignore" });
+  const pidFile = pidFilePath(dir, "m");
+  try {
+    await once(lookalike, "spawn");
+    const started = await processStartTime(lookalike.pid!);
+    assert.ok(started !== null && Math.abs(started - Date.now()) < 60_000, `start time read from /proc: ${String(started)}`);
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const record = { pid: lookalike.pid!, port, binary: fakeServer, model: "m", startedAt: anHourAgo };
+    assert.equal(startedInTime(record, started), false);
+    assert.equal(startedInTime({ ...record, startedAt: new Date().toISOString() }, started), true, "ours: started right before its record");
+    assert.equal(startedInTime(record, null), true, "no /proc: the command line decides alone");
+    await writePidFile(pidFile, record);
+    const { logger, records } = captureLogger("info");
+    const result = await claimPort({ modelName: "m", port, pidFile, logger, graceMs: 500 });
+    assert.equal(result.reapedPid, null);
+    assert.equal(isProcessAlive(lookalike.pid!), true, "not ours: left alone");
+    assert.ok(records().some((r) => r["msg"] === "stale llama-server pid file names another process; leaving it alone" && r["recorded_start"] === anHourAgo));
+    assert.equal(await readPidFile(pidFile), null, "the stale file is removed");
+  } finally {
+    lookalike.kill("SIGKILL");
     await rm(dir, { recursive: true, force: true });
   }
 });

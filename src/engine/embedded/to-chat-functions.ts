@@ -20,7 +20,7 @@ export function toChatFunctions(tools: readonly ToolSpec[]): ChatModelFunctions 
 }
 
 /** JSON Schema keywords node-llama-cpp's grammar builder does not use; dropping them avoids surprises. */
-const UNSUPPORTED = new Set(["$schema", "$id", "additionalProperties", "default", "examples", "title"]);
+const UNSUPPORTED: ReadonlySet<string> = new Set(["$schema", "$id", "additionalProperties", "default", "examples", "title"]);
 
 export function stripUnsupported(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(stripUnsupported);

@@ -16,9 +16,11 @@ export interface CircuitBreakerOptions {
   /** How long the circuit stays open before one probe is allowed. */
   cooldownMs: number;
   clock?: Clock;
+  /** Told each transition as it happens: opened (again), a probe let through, closed by a success. */
+  onChange?: (state: CircuitState) => void;
 }
 
-export const DEFAULT_BREAKER_OPTIONS: Readonly<Required<Omit<CircuitBreakerOptions, "clock">>> = {
+export const DEFAULT_BREAKER_OPTIONS: Readonly<Required<Omit<CircuitBreakerOptions, "clock" | "onChange">>> = {
   failureThreshold: 3,
   windowMs: 60_000,
   cooldownMs: 30_000,
@@ -60,13 +62,16 @@ export class CircuitBreaker {
     if (state === "closed") return true;
     if (state === "open" || this.probing) return false;
     this.probing = true;
+    this.options.onChange?.("half_open");
     return true;
   }
 
   recordSuccess(): void {
+    const wasOpen = this.openedAt !== null;
     this.failures = [];
     this.openedAt = null;
     this.probing = false;
+    if (wasOpen) this.options.onChange?.("closed");
   }
 
   recordFailure(): void {
@@ -75,11 +80,15 @@ export class CircuitBreaker {
       // The probe failed (or a straggler reported late): open again for a full cool-down.
       this.probing = false;
       this.openedAt = now;
+      this.options.onChange?.("open");
       return;
     }
     this.failures.push(now);
     this.prune();
-    if (this.failures.length >= this.options.failureThreshold) this.openedAt = now;
+    if (this.failures.length >= this.options.failureThreshold) {
+      this.openedAt = now;
+      this.options.onChange?.("open");
+    }
   }
 
   reset(): void {

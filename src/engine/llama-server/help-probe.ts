@@ -1,26 +1,29 @@
 // Which flags a llama-server build supports, read from its own `--help` once per binary
-// (keyed by path, mtime and size, so a rebuilt binary is probed again).
+// (keyed by path, mtime and size, so a rebuilt binary is probed again). One instance per
+// runtime, made by the composition root and shared by the engines and plan.
 import { stat } from "node:fs/promises";
 import type { Logger } from "../../logging/create-logger.js";
 import { childEnv } from "./child-env.js";
 import { BASELINE_SUPPORTED_FLAGS, parseHelpFlags } from "./server-args.js";
 
-const cache = new Map<string, Promise<ReadonlySet<string>>>();
-
 const HELP_TIMEOUT_MS = 15_000;
 
-export async function probeSupportedFlags(binary: string, logger?: Logger): Promise<ReadonlySet<string>> {
-  const stats = await stat(binary);
-  const key = `${binary}\0${stats.mtimeMs}\0${stats.size}`;
-  let pending = cache.get(key);
-  if (pending === undefined) {
-    pending = runProbe(binary, logger);
-    cache.set(key, pending);
+export class HelpProbe {
+  private readonly cache = new Map<string, Promise<ReadonlySet<string>>>();
+
+  async supportedFlags(binary: string, logger?: Logger): Promise<ReadonlySet<string>> {
+    const stats = await stat(binary);
+    const key = `${binary}\0${stats.mtimeMs}\0${stats.size}`;
+    let pending = this.cache.get(key);
+    if (pending === undefined) {
+      pending = runProbe(binary, logger);
+      this.cache.set(key, pending);
+    }
+    const flags = await pending;
+    // A failed probe (timeout, crash) may be transient: do not keep its fallback answer.
+    if (flags === BASELINE_SUPPORTED_FLAGS) this.cache.delete(key);
+    return flags;
   }
-  const flags = await pending;
-  // A failed probe (timeout, crash) may be transient: do not keep its fallback answer.
-  if (flags === BASELINE_SUPPORTED_FLAGS) cache.delete(key);
-  return flags;
 }
 
 async function runProbe(binary: string, logger?: Logger): Promise<ReadonlySet<string>> {

@@ -8,7 +8,8 @@ import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { LoadProgress } from "../engine.js";
 import type { DegradationTier, LaunchShape } from "./degradation.js";
-import { probeSupportedFlags } from "./help-probe.js";
+import type { HelpProbe } from "./help-probe.js";
+import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import { LogTail } from "../../shared/process/log-tail.js";
 import { errorExcerpt } from "./error-excerpt.js";
 import { removeApiKeyFile, writeApiKeyFile } from "./api-key-file.js";
@@ -43,6 +44,9 @@ export interface LaunchHooks {
   onProgress: (progress: LoadProgress) => void;
   /** Called once the child exists, so close() can stop it even mid-startup. */
   onSpawn: (child: ServerProcess) => void;
+  /** The runtime's child registry and flag cache (src/app owns both). */
+  children: ChildRegistry;
+  helpProbe: HelpProbe;
 }
 
 export interface LaunchedServer {
@@ -92,7 +96,7 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
   const { logger, signal } = hooks;
   hooks.onProgress({ phase: "starting" });
   const binary = await preflight(plan);
-  const supportedFlags = await probeSupportedFlags(binary, logger);
+  const supportedFlags = await hooks.helpProbe.supportedFlags(binary, logger);
   const { reapedPid } = await claimPort({ modelName: plan.modelName, port: plan.port, pidFile: plan.pidFile, logger, graceMs: plan.stopGraceMs });
   signal.throwIfAborted();
 
@@ -118,6 +122,7 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
     args,
     logger,
     tail: hooks.tail,
+    children: hooks.children,
     onLine: (line) => {
       attemptTail.push(line);
       lastProgressAt = Date.now();

@@ -1,11 +1,12 @@
 // The llama-server engine: a supervised llama.cpp server child per model, spoken to through the
 // official openai client (the same stream mapping as the `openai` engine).
-import OpenAI from "openai";
 import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
-import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
+import { RuntimeError, type ErrorCode } from "../../shared/runtime-error.js";
+import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
+import type OpenAI from "openai";
 import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
@@ -15,12 +16,12 @@ import { SlotAffinity } from "./slot-affinity.js";
 import { ServerTokens } from "./server-tokens.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import { embedViaOpenAi } from "../openai/openai-embeddings.js";
+import type { HelpProbe } from "./help-probe.js";
 import type { LaunchedServer } from "./launch.js";
-import { errorExcerpt } from "./error-excerpt.js";
 import { readSlots, type SlotState } from "./server-http.js";
+import { ServerRequests } from "./server-requests.js";
 import { ServerSupervisor } from "./supervisor.js";
 import { DEFAULT_SUPERVISOR_TUNING, type SupervisorTuning } from "./tuning.js";
-import { delay as sleep } from "../../shared/abort.js";
 
 export interface LlamaServerEngineDeps {
   /** Resolved llama.binary (absolute path or a name on PATH resolved by the caller). */
@@ -34,16 +35,19 @@ export interface LlamaServerEngineDeps {
   gpuLayers: number;
   /** Server slots = concurrent generations. */
   parallel: number;
-  /** Timing overrides (tests use a short cool-down); defaults in DEFAULT_SUPERVISOR_TUNING. */
+  /** Timing overrides (llama.restart through createEngine; tests shrink the rest); defaults in DEFAULT_SUPERVISOR_TUNING. */
   tuning?: Partial<SupervisorTuning>;
   /** The local file of the model (its `path`, or the download of a reference); `path` by default. */
   modelFile?: ModelFileResolver;
+  /** The runtime's child processes: the server's group is registered while it runs. */
+  children: ChildRegistry;
+  /** The runtime's cache of which flags the binary has. */
+  helpProbe: HelpProbe;
 }
 
-/** After an abort the slot must be idle within this long, or the server is restarted. */
-const ABORT_SETTLE_MS = 1000;
-/** A failed stream: wait this long for the child's exit to tell a crash from an HTTP error. */
-const CRASH_CONFIRM_MS = 500;
+/** A chat's server error is checked for a crash; other requests' refusals are the caller's. */
+const CHAT_PASS_THROUGH: readonly ErrorCode[] = ["cancelled"];
+const REQUEST_PASS_THROUGH: readonly ErrorCode[] = ["cancelled", "invalid_request"];
 
 export class LlamaServerEngine implements Engine {
   readonly kind = "llama-server";
@@ -51,12 +55,7 @@ export class LlamaServerEngine implements Engine {
   readonly capabilities: EngineCapabilities;
   private readonly log: Logger;
   private readonly supervisor: ServerSupervisor;
-  private readonly clients = new WeakMap<LaunchedServer, OpenAI>();
-  /** Generations in flight per server (the abort check tolerates this many busy slots). */
-  private readonly inFlight = new Map<LaunchedServer, number>();
-  private readonly active = new Set<AbortController>();
-  private readonly background = new Set<Promise<void>>();
-  private readonly lifetime = new AbortController();
+  private readonly requests: ServerRequests;
   /** extra_args asked for `--embeddings` (opt-in: older llama.cpp builds then refuse chat). */
   private readonly embeddings: boolean;
   /** Which conversation each server slot holds (the slots are `parallel`). */
@@ -95,7 +94,10 @@ export class LlamaServerEngine implements Engine {
       base: { ctxSize: modelConfig.ctx_size, gpuLayers: deps.gpuLayers },
       logger: this.log,
       tuning,
+      children: deps.children,
+      helpProbe: deps.helpProbe,
     });
+    this.requests = new ServerRequests(modelName, this.supervisor, this.log);
   }
 
   /** Idempotent; concurrent callers share one start. Aborting stops this caller's wait only. */
@@ -161,37 +163,10 @@ export class LlamaServerEngine implements Engine {
     return this.onServer(request.signal, (client, signal) => streamOpenAiCompletion({ client, model: this.modelName, request: { ...request, signal }, logger: this.log }));
   }
 
-  /**
-   * One request on the running server with the same guarantees as chat: the caller's abort and
-   * close() end it, a crash mid-request becomes engine_unavailable, and after an abort the slot
-   * must go idle (checkStopped).
-   */
+  /** One request on the running server with the same guarantees as chat (server-requests.ts). */
   private async *onServer<T>(callerSignal: AbortSignal | undefined, work: (client: OpenAI, signal: AbortSignal) => AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
     const server = await this.supervisor.ensureReady(callerSignal);
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(callerSignal?.reason);
-    callerSignal?.addEventListener("abort", onAbort, { once: true });
-    if (callerSignal?.aborted === true) controller.abort(callerSignal.reason);
-    this.active.add(controller);
-    this.inFlight.set(server, (this.inFlight.get(server) ?? 0) + 1);
-    let outcome: "done" | "crashed" | "stopped" = "stopped";
-    try {
-      yield* work(this.clientFor(server), controller.signal);
-      outcome = "done";
-    } catch (error) {
-      const failure = toRuntimeError(error);
-      if (failure.code === "cancelled" || failure.code === "invalid_request") throw failure;
-      const crash = await this.crashError(server, failure);
-      if (crash !== null) outcome = "crashed";
-      throw crash ?? failure;
-    } finally {
-      callerSignal?.removeEventListener("abort", onAbort);
-      this.active.delete(controller);
-      const left = (this.inFlight.get(server) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(server, left);
-      else this.inFlight.delete(server);
-      if (outcome === "stopped") this.track(this.checkStopped(server));
-    }
+    yield* this.requests.run(server, callerSignal, { passThrough: REQUEST_PASS_THROUGH }, work);
   }
 
   /** The server's slots right now (null when not running or /slots is off); for doctor and tests. */
@@ -208,94 +183,22 @@ export class LlamaServerEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    this.lifetime.abort();
-    for (const controller of this.active) controller.abort(new RuntimeError("shutting_down", "The engine is closing"));
+    const requests = this.requests.close();
     await this.supervisor.close();
-    await Promise.allSettled([...this.background]);
+    await requests;
   }
 
   private async *stream(request: GenerateRequest): AsyncGenerator<EngineChunk, void, undefined> {
     const server = await this.supervisor.ensureReady(request.signal);
-    // Our own controller: the caller's abort and close() both end the request.
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(request.signal?.reason);
-    request.signal?.addEventListener("abort", onAbort, { once: true });
-    if (request.signal?.aborted === true) controller.abort(request.signal.reason);
-    this.active.add(controller);
-    this.inFlight.set(server, (this.inFlight.get(server) ?? 0) + 1);
     const slot = this.slotAffinity.acquire(request.cacheKey);
-    let outcome: "done" | "crashed" | "stopped" = "stopped";
     try {
       // cache_prompt: the slot keeps the prompt's KV cache; id_slot: the same conversation goes back to it.
       const extraBody = { cache_prompt: true, ...(slot === null ? {} : { id_slot: slot }) };
-      yield* streamOpenAiChat({ client: this.clientFor(server), model: this.modelName, request: { ...request, signal: controller.signal }, extraBody, logger: this.log });
-      outcome = "done";
-    } catch (error) {
-      const failure = toRuntimeError(error);
-      if (failure.code === "cancelled") throw failure;
-      const crash = await this.crashError(server, failure);
-      if (crash !== null) outcome = "crashed";
-      throw crash ?? failure;
+      yield* this.requests.run(server, request.signal, { passThrough: CHAT_PASS_THROUGH }, (client, signal) =>
+        streamOpenAiChat({ client, model: this.modelName, request: { ...request, signal }, extraBody, logger: this.log }),
+      );
     } finally {
-      request.signal?.removeEventListener("abort", onAbort);
-      this.active.delete(controller);
       this.slotAffinity.release(slot);
-      const left = (this.inFlight.get(server) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(server, left);
-      else this.inFlight.delete(server);
-      // Aborted, failed, or the consumer stopped early: the server must really stop generating.
-      if (outcome === "stopped") this.track(this.checkStopped(server));
     }
-  }
-
-  private clientFor(server: LaunchedServer): OpenAI {
-    let client = this.clients.get(server);
-    if (client === undefined) {
-      client = new OpenAI({ baseURL: `${server.endpoint.origin}/v1`, apiKey: server.endpoint.apiKey, maxRetries: 0 });
-      this.clients.set(server, client);
-    }
-    return client;
-  }
-
-  /** A stream failure caused by the child dying becomes engine_unavailable with its last words. */
-  private async crashError(server: LaunchedServer, failure: RuntimeError): Promise<RuntimeError | null> {
-    const exited = await Promise.race([server.process.exited, sleep(CRASH_CONFIRM_MS, undefined, { unref: true }).then(() => null)]);
-    if (exited === null) return null;
-    const how = exited.signal !== null ? `was killed by ${exited.signal}` : `exited with code ${exited.code}`;
-    const tail = errorExcerpt(this.supervisor.outputTail(60));
-    return new RuntimeError(
-      "engine_unavailable",
-      `llama-server for model "${this.modelName}" ${how} during generation; it is being restarted${tail.length > 0 ? `. Last output: ${tail.join(" | ")}` : ""}`,
-      { cause: failure, details: { pid: server.process.pid, exit_code: exited.code, exit_signal: exited.signal, stderr_tail: tail } },
-    );
-  }
-
-  /**
-   * After an abort the server's busy slots must drop to the generations still in flight within
-   * ABORT_SETTLE_MS; a server that keeps generating for nobody is restarted.
-   */
-  private async checkStopped(server: LaunchedServer): Promise<void> {
-    const deadline = Date.now() + ABORT_SETTLE_MS;
-    const signal = this.lifetime.signal;
-    for (;;) {
-      if (!server.process.running || signal.aborted) return;
-      const slots = await readSlots(server.endpoint, signal);
-      if (slots === null) return; // this build has no /slots: nothing to check with
-      const busy = slots.filter((slot) => slot.processing).length;
-      if (busy <= (this.inFlight.get(server) ?? 0)) return;
-      if (Date.now() >= deadline) {
-        this.supervisor.requestRestart(server, `a slot kept generating ${ABORT_SETTLE_MS} ms after its request was aborted`);
-        return;
-      }
-      await sleep(50, signal);
-    }
-  }
-
-  private track(task: Promise<void>): void {
-    const guarded = task.catch((error: unknown) => {
-      if (!this.lifetime.signal.aborted) this.log.debug({ err: (error as Error).message }, "post-abort slot check failed");
-    });
-    this.background.add(guarded);
-    void guarded.finally(() => this.background.delete(guarded));
   }
 }

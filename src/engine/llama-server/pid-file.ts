@@ -59,6 +59,20 @@ export function isRecordedServer(record: PidRecord, argv: readonly string[]): bo
   return portAt > 0 && argv[portAt + 1] === String(record.port);
 }
 
+/** A process started this long after the record was written cannot be the one it names. */
+const START_SLACK_MS = 5000;
+
+/**
+ * Could the process that started at `startedAtMs` be the one the record names? Ours was spawned
+ * right before its record was written; a pid reused after our server died started later. Unknown
+ * start times (no /proc) give the benefit of the doubt to the command-line check alone.
+ */
+export function startedInTime(record: PidRecord, startedAtMs: number | null): boolean {
+  if (startedAtMs === null) return true;
+  const recorded = Date.parse(record.startedAt);
+  return Number.isNaN(recorded) || startedAtMs <= recorded + START_SLACK_MS;
+}
+
 export async function readPidFile(file: string): Promise<PidRecord | null> {
   try {
     return parsePidFile(await readFile(file, "utf8"));

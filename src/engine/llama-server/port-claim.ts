@@ -1,11 +1,13 @@
 // Before every spawn: make sure the configured port is ours to use. A llama-server left behind
-// by a crash of ours (named by the pid file and proven by its command line) is reaped; anything
-// else listening there is someone else's, and we refuse rather than share it silently.
+// by a crash of ours (named by the pid file, its owner gone, proven by its command line and by
+// having started when the file was written) is reaped; anything else listening there is someone
+// else's, and we refuse rather than share it silently.
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { isRecordedServer, readPidFile, removePidFile } from "./pid-file.js";
+import { isRecordedServer, readPidFile, removePidFile, startedInTime } from "./pid-file.js";
 import { isPortFree } from "./port-probe.js";
 import { isProcessAlive } from "../../shared/process/is-process-alive.js";
+import { processStartTime } from "../../shared/process/process-start-time.js";
 import { readCommandLine } from "../../shared/process/read-command-line.js";
 import { terminateProcessGroup } from "../../shared/process/terminate.js";
 import { LLAMA_SERVER_HOST } from "./server-args.js";
@@ -41,8 +43,8 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
       liveOwner = owner;
     } else {
       if (isProcessAlive(record.pid)) {
-        const argv = await readCommandLine(record.pid);
-        if (argv !== null && isRecordedServer(record, argv)) {
+        const [argv, startedAt] = await Promise.all([readCommandLine(record.pid), processStartTime(record.pid)]);
+        if (argv !== null && isRecordedServer(record, argv) && startedInTime(record, startedAt)) {
           logger.warn({ orphan_pid: record.pid, port: record.port, startedAt: record.startedAt }, "reaping a llama-server orphaned by an earlier run");
           const result = await terminateProcessGroup(record.pid, claim.graceMs);
           if (!result.exited) {
@@ -52,7 +54,10 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
           }
           reapedPid = record.pid;
         } else {
-          logger.info({ recorded_pid: record.pid, argv: argv?.slice(0, 3) }, "stale llama-server pid file names another process; leaving it alone");
+          logger.info(
+            { recorded_pid: record.pid, argv: argv?.slice(0, 3), recorded_start: record.startedAt, process_start: startedAt === null ? null : new Date(startedAt).toISOString() },
+            "stale llama-server pid file names another process; leaving it alone",
+          );
         }
       }
       await removePidFile(claim.pidFile);

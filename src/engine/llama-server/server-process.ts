@@ -1,12 +1,15 @@
 // One llama-server child: spawned detached (its own process group, so a stop reaches anything
-// it forks), stdin ignored, env allow-listed, stdout/stderr drained line by line into our
-// logger and a bounded tail. Stopping is TERM to the group, then KILL after a grace period.
+// it forks) under the parent watchdog (it dies with us, even on a SIGKILL of ours), env
+// allow-listed, stdout/stderr drained line by line into our logger and a bounded tail. Stopping
+// is TERM to the group, then KILL after a grace period.
 import type { Result } from "execa";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { childEnv } from "./child-env.js";
+import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { LogTail } from "../../shared/process/log-tail.js";
 import { OutputLineSplitter } from "../../shared/process/output-lines.js";
+import { withParentWatchdog } from "../../shared/process/parent-watchdog.js";
 import { signalProcessGroup } from "../../shared/process/terminate.js";
 import { redactServerArgs } from "./server-args.js";
 import { delay as sleep } from "../../shared/abort.js";
@@ -24,23 +27,10 @@ export interface ServerProcessOptions {
   /** Child logger ({component: "llama-server", model}); every output line goes here at debug. */
   logger: Logger;
   tail: LogTail;
+  /** The runtime's registry: the group is in it while it runs (the app's exit hook kills what is left). */
+  children: ChildRegistry;
   /** Called for every output line (the supervisor extends its startup deadline on progress). */
   onLine?: (line: string) => void;
-}
-
-// Last line of defence: when our process exits without close() having run (an uncaught
-// exception, process.exit() elsewhere), kill every live group synchronously. Only SIGKILL of
-// our own process escapes this; the pid file covers that case on the next start.
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-function trackGroup(pid: number): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => {
-      for (const group of liveGroups) signalProcessGroup(group, "SIGKILL");
-    });
-  }
-  liveGroups.add(pid);
 }
 
 export class ServerProcess {
@@ -54,7 +44,6 @@ export class ServerProcess {
   ) {
     this.exited = exited.then((info) => {
       this.exitInfo = info;
-      liveGroups.delete(pid);
       return info;
     });
   }
@@ -64,10 +53,12 @@ export class ServerProcess {
     const { logger, tail } = options;
     // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
     const { execa } = await import("execa");
-    const subprocess = execa(options.binary, options.args, {
+    const command = withParentWatchdog(options.binary, options.args);
+    const subprocess = execa(command.file, command.args, {
       detached: true,
       cleanup: false, // we stop the group ourselves; execa's cleanup would only signal the leader
-      stdin: "ignore",
+      // The watchdog's lifeline: never written to; its end closing (we died) stops the server.
+      stdin: command.watched ? "pipe" : "ignore",
       stdout: "pipe",
       stderr: "pipe",
       buffer: false,
@@ -80,13 +71,17 @@ export class ServerProcess {
     if (pid === undefined) {
       const result = await subprocess;
       const code = (result as Result & { code?: string }).code;
-      const message = `Cannot start llama-server (${options.binary}): ${result.shortMessage}`;
+      const via = command.watched ? ` through ${command.file}` : "";
+      const message = `Cannot start llama-server (${options.binary}${via}): ${result.shortMessage}`;
       throw new RuntimeError(code === "ENOENT" || code === "EACCES" ? "binary_missing" : "engine_unavailable", message, {
         details: { binary: options.binary, ...(code === undefined ? {} : { errno: code }) },
       });
     }
-    trackGroup(pid);
-    logger.info({ child_pid: pid, binary: options.binary, args: redactServerArgs(options.args) }, "llama-server spawned");
+    const { children } = options;
+    children.add(pid);
+    // An EPIPE once the watchdog is gone is expected; nothing is ever written.
+    subprocess.stdin?.on("error", () => undefined);
+    logger.info({ child_pid: pid, binary: options.binary, args: redactServerArgs(options.args), watchdog: command.watched }, "llama-server spawned");
 
     const drain = (stream: NodeJS.ReadableStream | null, name: "stdout" | "stderr"): Promise<void> => {
       if (stream === null) return Promise.resolve();
@@ -108,6 +103,8 @@ export class ServerProcess {
     const drained = Promise.all([drain(subprocess.stdout, "stdout"), drain(subprocess.stderr, "stderr")]);
 
     const exited = subprocess.then(async (result) => {
+      // node destroys the child's stdin when it exits: that EOF ends the server's watchdog too.
+      children.delete(pid);
       await drained; // the last lines (the reason it died) belong in the tail before anyone reads it
       const info: ExitInfo = { code: result.exitCode ?? null, signal: result.signal ?? null, at: Date.now() };
       logger.info({ child_pid: pid, ...info }, "llama-server exited");

@@ -4,7 +4,7 @@
 // Callers never drive the loop; they wait for "ready" through ensureReady().
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
-import type { EngineHealth, LoadProgress } from "../engine.js";
+import type { CircuitState, EngineHealth, LoadProgress } from "../engine.js";
 import { Backoff } from "./backoff.js";
 import { CircuitBreaker } from "./circuit-breaker.js";
 import { DegradationLadder, type LaunchShape } from "./degradation.js";
@@ -18,6 +18,9 @@ import { delay as sleep, raceAbort } from "../../shared/abort.js";
 import type { SupervisorTuning } from "./tuning.js";
 import { residentBytes } from "../../shared/process/resident-bytes.js";
 import type { ModelFileResolver } from "../model-file.js";
+import type { ChildRegistry } from "../../shared/process/child-registry.js";
+import type { HelpProbe } from "./help-probe.js";
+import { newReadyWaiter, type ReadyWaiter } from "./ready-waiter.js";
 
 export interface SupervisorConfig {
   modelName: string;
@@ -34,23 +37,8 @@ export interface SupervisorConfig {
   base: LaunchShape;
   logger: Logger;
   tuning: SupervisorTuning;
-}
-
-interface Waiter {
-  promise: Promise<LaunchedServer>;
-  resolve: (server: LaunchedServer) => void;
-  reject: (error: RuntimeError) => void;
-}
-
-function newWaiter(): Waiter {
-  let resolve!: (server: LaunchedServer) => void;
-  let reject!: (error: RuntimeError) => void;
-  const promise = new Promise<LaunchedServer>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined); // nobody may be waiting when the loop gives up
-  return { promise, resolve, reject };
+  children: ChildRegistry;
+  helpProbe: HelpProbe;
 }
 
 function describeExit(exit: ExitInfo): string {
@@ -68,7 +56,7 @@ export class ServerSupervisor {
   private readonly progressListeners = new Set<(progress: LoadProgress) => void>();
   private current: LaunchedServer | null = null;
   private child: ServerProcess | null = null;
-  private waiter: Waiter | null = null;
+  private waiter: ReadyWaiter | null = null;
   private looping = false;
   private loopDone: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
@@ -82,7 +70,7 @@ export class ServerSupervisor {
   constructor(private readonly config: SupervisorConfig) {
     this.log = config.logger;
     this.pidFile = pidFilePath(config.dataDir, config.modelName);
-    this.breaker = new CircuitBreaker(config.tuning.breaker);
+    this.breaker = new CircuitBreaker({ ...config.tuning.breaker, onChange: (state) => this.logCircuit(state) });
     this.backoff = new Backoff(config.tuning.backoff);
     this.ladder = new DegradationLadder(config.base);
   }
@@ -97,7 +85,7 @@ export class ServerSupervisor {
       this.looping = true;
       this.loopDone = this.runLoop();
     }
-    this.waiter ??= newWaiter();
+    this.waiter ??= newReadyWaiter();
     if (onProgress) this.progressListeners.add(onProgress);
     try {
       return await raceAbort(this.waiter.promise, signal);
@@ -179,6 +167,13 @@ export class ServerSupervisor {
     else waiter.resolve(outcome);
   }
 
+  /** Every transition is logged: operators (and the fault tests) follow the breaker by its log. */
+  private logCircuit(state: CircuitState): void {
+    const fields = { circuit: state, recent_failures: this.breaker.recentFailures, retry_in_ms: this.breaker.retryInMs };
+    if (state === "open") this.log.warn(fields, "llama-server circuit open: callers fail fast until the cool-down ends");
+    else this.log.info(fields, state === "half_open" ? "llama-server circuit half-open: one probe start" : "llama-server circuit closed");
+  }
+
   private emitProgress(progress: LoadProgress): void {
     for (const listener of this.progressListeners) listener(progress);
   }
@@ -229,7 +224,11 @@ export class ServerSupervisor {
         this.restarts += 1;
         this.lastError = new RuntimeError("engine_unavailable", `llama-server ${reason}; restarting it`);
         this.log.warn({ child_pid: server.process.pid, reason, restarts: this.restarts }, "llama-server went down");
-        if (Date.now() - server.readyAt >= tuning.stableAfterMs) this.backoff.reset();
+        if (Date.now() - server.readyAt >= tuning.stableAfterMs) {
+          // A stable run ends the crash history: fresh backoff, and earlier failures no longer count.
+          this.backoff.reset();
+          this.breaker.recordSuccess();
+        }
         this.breaker.recordFailure();
         if (this.breaker.state !== "closed") return this.giveUp(this.circuitOpenError());
         await sleep(this.backoff.next(), signal);
@@ -272,6 +271,8 @@ export class ServerSupervisor {
         onSpawn: (child) => {
           this.child = child;
         },
+        children: c.children,
+        helpProbe: c.helpProbe,
       },
     );
   }
@@ -282,7 +283,9 @@ export class ServerSupervisor {
     this.restartReason = null;
     this.lastStartupMs = server.startupMs;
     if (server.reapedPid !== null) this.reapedPid = server.reapedPid;
-    this.breaker.recordSuccess();
+    // A start that works closes a half-open circuit, but does not erase the crashes before it:
+    // a server that comes up and dies at once, again and again, is a crash loop the circuit stops.
+    if (this.breaker.state !== "closed") this.breaker.recordSuccess();
     this.ladder.recordStarted();
     this.settleWaiter(server);
   }

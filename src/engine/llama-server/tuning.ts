@@ -1,5 +1,6 @@
 // Every timing and threshold of the supervisor in one place, with the production defaults.
-// Tests shrink them (a 1.5 s cool-down instead of 30 s); nothing else should need to.
+// Users set the restart backoff and the circuit breaker (llama.restart); tests shrink the rest.
+import type { RestartConfig } from "../../config/schema.js";
 import { DEFAULT_BACKOFF_OPTIONS, type BackoffOptions } from "./backoff.js";
 import { DEFAULT_BREAKER_OPTIONS, type CircuitBreakerOptions } from "./circuit-breaker.js";
 
@@ -30,3 +31,11 @@ export const DEFAULT_SUPERVISOR_TUNING: SupervisorTuning = {
   breaker: { ...DEFAULT_BREAKER_OPTIONS },
   backoff: { ...DEFAULT_BACKOFF_OPTIONS },
 };
+
+/** The part of the tuning a user sets: `llama.restart` (docs/config.md). */
+export function restartTuning(restart: RestartConfig): Pick<SupervisorTuning, "breaker" | "backoff"> {
+  return {
+    breaker: { failureThreshold: restart.circuit_failures, windowMs: restart.circuit_window_ms, cooldownMs: restart.circuit_cooldown_ms },
+    backoff: { ...DEFAULT_BACKOFF_OPTIONS, initialMs: restart.backoff_initial_ms, maxMs: restart.backoff_max_ms },
+  };
+}

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { findExecutable } from "../../shared/process/find-executable.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { probeSupportedFlags } from "../llama-server/help-probe.js";
+import type { HelpProbe } from "../llama-server/help-probe.js";
 import { BASELINE_SUPPORTED_FLAGS, buildServerArgs } from "../llama-server/server-args.js";
 import { decidePlan, type PlanDecision } from "./decide-plan.js";
 import { createInsightsEstimator } from "./insights-estimator.js";
@@ -50,6 +50,8 @@ export interface LocalPlanContext {
   checkBinary: boolean;
   /** Overrides every model's `parallel` (chats generating at once: embedded sequences, llama-server slots). */
   parallel?: number;
+  /** Reads which flags the llama-server binary has (the command line shown is the engine's own). */
+  helpProbe: HelpProbe;
 }
 
 /**
@@ -113,7 +115,7 @@ export async function planLocalModel(
 /** Exactly what the llama-server engine would launch for this plan, from the same builder. */
 async function serverCommand(binary: string, modelPath: string, model: ModelConfig, decision: PlanDecision, context: LocalPlanContext): Promise<string[]> {
   // A binary whose --help cannot be read still gets the baseline flags, as the engine does.
-  const supportedFlags = await probeSupportedFlags(binary, context.logger).catch(() => BASELINE_SUPPORTED_FLAGS);
+  const supportedFlags = await context.helpProbe.supportedFlags(binary, context.logger).catch(() => BASELINE_SUPPORTED_FLAGS);
   const args = buildServerArgs({
     modelPath,
     port: model.port,

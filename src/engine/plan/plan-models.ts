@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { formatBytes } from "../../shared/format-bytes.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
+import { HelpProbe } from "../llama-server/help-probe.js";
 import { describeHardware, probeHardware } from "./hardware.js";
 import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
@@ -31,6 +32,8 @@ export interface PlanOptions {
   toolOffers?: readonly AgentToolOffer[];
   /** Where each model's GGUF metadata comes from; the file at its `path` by default. */
   modelInfo?: ModelInfoSource;
+  /** The runtime's llama-server flag cache; a fresh one (one `--help` per binary in this plan) by default. */
+  helpProbe?: HelpProbe;
 }
 
 /** The report of `local-ai plan`: every configured model (or one), each planned on its own. */
@@ -49,6 +52,7 @@ export async function planModels(config: Config, options: PlanOptions = {}): Pro
     hardware,
     env: options.env ?? process.env,
     checkBinary: options.checkBinary ?? true,
+    helpProbe: options.helpProbe ?? new HelpProbe(),
     ...(options.parallel !== undefined ? { parallel: Math.max(1, options.parallel) } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -1,0 +1,30 @@
+import { signalProcessGroup } from "./terminate.js";
+
+/**
+ * The process groups of the children one runtime started and must not outlive it. Owned by the
+ * composition root (src/app), which kills what is left synchronously from its `exit` hook (an
+ * uncaught exception, a process.exit() elsewhere: paths on which no close() runs). A SIGKILL of
+ * our own process runs no hook at all; the llama-server watchdog covers that case.
+ */
+export class ChildRegistry {
+  private readonly groups = new Set<number>();
+
+  /** `pid` leads its own process group (spawned detached). */
+  add(pid: number): void {
+    this.groups.add(pid);
+  }
+
+  delete(pid: number): void {
+    this.groups.delete(pid);
+  }
+
+  get size(): number {
+    return this.groups.size;
+  }
+
+  /** Synchronous, so it can run inside an `exit` handler. */
+  killAll(signal: NodeJS.Signals = "SIGKILL"): void {
+    for (const group of this.groups) signalProcessGroup(group, signal);
+    this.groups.clear();
+  }
+}
