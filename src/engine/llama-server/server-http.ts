@@ -19,11 +19,24 @@ export interface HttpAnswer {
  * the error message as body, since callers treat "nobody answered" as data, not an exception;
  * only the caller's own abort rejects.
  */
-export async function callServer(
-  endpoint: ServerEndpoint,
-  path: string,
-  options: { method?: "GET" | "POST"; json?: unknown; timeoutMs: number; signal?: AbortSignal },
-): Promise<HttpAnswer> {
+export async function callServer(endpoint: ServerEndpoint, path: string, options: CallOptions): Promise<HttpAnswer> {
+  const first = await callOnce(endpoint, path, options);
+  // A kept-alive connection the server closed while we were busy (llama-server drops idle ones
+  // after 5 s; a long model load in process can hold our event loop past that) fails before any
+  // answer. Every call here is safe to repeat (health, tokenize, props, slots): once, on a new one.
+  const { staleSocket, ...answer } = first.status === 0 && first.staleSocket === true ? await callOnce(endpoint, path, options) : first;
+  void staleSocket;
+  return answer;
+}
+
+interface CallOptions {
+  method?: "GET" | "POST";
+  json?: unknown;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+async function callOnce(endpoint: ServerEndpoint, path: string, options: CallOptions): Promise<HttpAnswer & { staleSocket?: boolean }> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
   const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey}` };
@@ -45,8 +58,14 @@ export async function callServer(
     return { status: response.status, body };
   } catch (error) {
     if (options.signal?.aborted === true) throw error;
-    return { status: 0, body: error instanceof Error ? describe(error) : String(error) };
+    return { status: 0, body: error instanceof Error ? describe(error) : String(error), staleSocket: !timeout.aborted && isClosedSocket(error) };
   }
+}
+
+/** undici's "other side closed" / a reset: the connection died under the request, not a refusal. */
+function isClosedSocket(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === "UND_ERR_SOCKET" || cause?.code === "ECONNRESET";
 }
 
 function describe(error: Error): string {
