@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -105,6 +105,7 @@ describe(`kill -9 of serve-stdio at random moments (${TURNS} turns, seed ${SEED}
     const lines = (await readFile(paths.history, "utf8")).trim().split("\n").map((line) => JSON.parse(line) as { trace_id: string });
     assert.deepEqual(lines.map((entry) => entry.trace_id), [done.trace_id, next.trace_id]);
     assert.equal((await readdir(paths.dir)).includes("checkpoint.json"), false, "the next turn removed it");
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("every interrupted turn resumes, no session is corrupt, history holds whole turns only", { timeout: 60_000 + ROUNDS * 60_000 }, async (t) => {
@@ -213,6 +214,7 @@ describe(`kill -9 of serve-stdio at random moments (${TURNS} turns, seed ${SEED}
       for (const [trace, session] of answered) assert.equal(seen.get(trace), session, `answered turn ${trace} is in the history of ${session}`);
       const warm = [...figures.warm_turn_ms].sort((a, b) => a - b);
       t.diagnostic(JSON.stringify({ seed: SEED, ...figures, warm_turn_ms: { median: warm[Math.floor(warm.length / 2)], max: warm.at(-1) }, saved_turns: turns, seconds: Math.round((Date.now() - started) / 1000) }));
+      await rm(dir, { recursive: true, force: true });
     } catch (error) {
       // The seed replays the same kill moments (as fractions of each round's warm turn).
       t.diagnostic(`failed in round ${round} with seed ${SEED}: LOCAL_AI_SEED=${SEED} LOCAL_AI_KILL_TURNS=${TURNS} node --test dist/test/e2e/fault-kill-turns.test.js`);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -138,5 +138,6 @@ describe(`serve-stdio with a reader stalled mid-stream (${STALL_MS} ms, built CL
     };
     t.diagnostic(JSON.stringify(figures));
     assert.ok(growth < RSS_GROWTH_BOUND_MIB, `resident memory grew ${growth.toFixed(1)} MiB during the stall (bound ${RSS_GROWTH_BOUND_MIB})`);
+    await rm(dir, { recursive: true, force: true });
   });
 });
