@@ -111,7 +111,8 @@ describe(`serve-stdio with a reader stalled mid-stream (${STALL_MS} ms, built CL
     // The pipe really filled: the writer waited for drain and the text was merged meanwhile, so the
     // last delta carries most of the reply (a reader that keeps up gets it in many small deltas).
     const chunks = events.filter((e) => e.event === "llm_chunk");
-    const lastDelta = String(chunks.at(-1)?.delta ?? "");
+    const last = chunks.at(-1)?.delta;
+    const lastDelta = typeof last === "string" ? last : "";
     assert.ok(lastDelta.length > response.length / 2, `the last delta holds ${lastDelta.length} of ${response.length} characters`);
 
     proc.send({ id: "bye", method: "shutdown" });
