@@ -35,6 +35,8 @@ function numberFor(code: ErrorCode): number {
     case "engine_error":
     case "engine_auth":
     case "shutting_down":
+    case "storage_full":
+    case "storage_error":
     case "internal_error":
       return -32603;
     default: {

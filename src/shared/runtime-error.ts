@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   "engine_auth",
   "shutting_down",
   "context_overflow",
+  "storage_full",
+  "storage_error",
   "internal_error",
 ] as const;
 

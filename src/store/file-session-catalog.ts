@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { ensureDir, isNotFound, writeFileAtomic } from "./atomic-file.js";
 import { isSessionMeta } from "./record-schemas.js";
+import { storing } from "./storage-error.js";
 import { sessionPaths } from "./session-paths.js";
 import type { HistoryReader, SessionCatalog, SessionMeta } from "./store-types.js";
 
@@ -44,8 +45,10 @@ export class FileSessionCatalog implements SessionCatalog {
 
   async writeMeta(userId: string, sessionId: string, meta: SessionMeta): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    await ensureDir(paths.dir);
-    await writeFileAtomic(paths.meta, JSON.stringify(meta));
+    await storing(paths.meta, async () => {
+      await ensureDir(paths.dir);
+      await writeFileAtomic(paths.meta, JSON.stringify(meta));
+    });
   }
 
   async listMeta(userId: string): Promise<Array<{ sessionId: string; meta: SessionMeta }>> {

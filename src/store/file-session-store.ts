@@ -3,8 +3,9 @@ import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
 import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
-import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
+import { appendHistoryEntry, lastEntryTraceId, loadHistoryFile, readHistoryEntries } from "./history-file.js";
 import { isCheckpoint } from "./record-schemas.js";
+import { storing } from "./storage-error.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
 import { CHECKPOINT_FILE, fileTimestamp, LOCK_FILE, sessionPaths, userSessionsDir } from "./session-paths.js";
 import type { Checkpoint, HistoryEntry, HistoryReader, LoadedHistory, SessionStore } from "./store-types.js";
@@ -48,8 +49,10 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async appendTurn(userId: string, sessionId: string, entry: HistoryEntry): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    await this.durableDir(paths.dir);
-    await appendHistoryEntry(paths.history, entry);
+    await storing(paths.history, async () => {
+      await this.durableDir(paths.dir);
+      await appendHistoryEntry(paths.history, entry);
+    });
   }
 
   async readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null> {
@@ -67,7 +70,13 @@ export class FileSessionStore implements SessionStore, HistoryReader {
     } catch {
       value = undefined;
     }
-    if (isCheckpoint(value)) return value;
+    if (isCheckpoint(value)) {
+      // A kill between appending the finished turn and removing its checkpoint leaves both: the
+      // turn is done, so there is nothing to resume (resuming would run it and append it twice).
+      if ((await lastEntryTraceId(paths.history)) !== value.trace_id) return value;
+      this.logger?.debug({ user_id: userId, session_id: sessionId, trace_id: value.trace_id }, "checkpoint of a turn already in the history; ignored");
+      return null;
+    }
     // Atomic writes cannot tear it, so this is outside damage or a foreign version: set it aside
     // (the turn then starts afresh) rather than resume from state we cannot trust.
     const aside = await freeName(`${paths.checkpoint}.corrupt-${fileTimestamp(this.now())}`);
@@ -78,8 +87,10 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async writeCheckpoint(userId: string, sessionId: string, checkpoint: Checkpoint): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    await this.durableDir(paths.dir);
-    await writeFileAtomic(paths.checkpoint, JSON.stringify(checkpoint));
+    await storing(paths.checkpoint, async () => {
+      await this.durableDir(paths.dir);
+      await writeFileAtomic(paths.checkpoint, JSON.stringify(checkpoint));
+    });
   }
 
   /** Removes the checkpoint and any temp file a crash mid-write left behind. */
@@ -94,12 +105,14 @@ export class FileSessionStore implements SessionStore, HistoryReader {
     }
     const doomed = names.filter((name) => name === CHECKPOINT_FILE || isTempFor(CHECKPOINT_FILE, name));
     if (doomed.length === 0) return;
-    for (const name of doomed) {
-      await unlink(path.join(paths.dir, name)).catch((error: unknown) => {
-        if (!isNotFound(error)) throw error;
-      });
-    }
-    await fsyncDir(paths.dir);
+    await storing(paths.checkpoint, async () => {
+      for (const name of doomed) {
+        await unlink(path.join(paths.dir, name)).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+      }
+      await fsyncDir(paths.dir);
+    });
   }
 
   /**

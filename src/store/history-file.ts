@@ -65,6 +65,19 @@ export async function readHistoryEntries(file: string): Promise<HistoryEntry[]> 
   }
 }
 
+/** The trace id of the history's last line, or null (no file, empty, or a last line that is not a whole entry). */
+export async function lastEntryTraceId(file: string): Promise<string | null> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+  const last = text.trimEnd().split("\n").at(-1) ?? "";
+  return parseLine(last)?.trace_id ?? null;
+}
+
 export interface RepairedHistory {
   entries: HistoryEntry[];
   warnings: string[];

@@ -8,6 +8,7 @@ import { delay } from "../shared/abort.js";
 import { isProcessAlive } from "../shared/process/is-process-alive.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { ensureDir, errorCode, isNotFound } from "./atomic-file.js";
+import { toStorageError } from "./storage-error.js";
 
 /**
  * Session lock semantics (turns on one session run one at a time):
@@ -109,7 +110,10 @@ export class SessionLocks {
     this.tails.set(lockFile, tail);
     try {
       await waitTurn(prev, signal);
-      const token = await this.acquire(lockFile, signal);
+      // A full or read-only disk shows first here (the lock is a turn's first write).
+      const token = await this.acquire(lockFile, signal).catch((error: unknown) => {
+        throw toStorageError(error, lockFile);
+      });
       const heartbeat = setInterval(() => {
         const now = new Date();
         void utimes(lockFile, now, now).catch(() => undefined);

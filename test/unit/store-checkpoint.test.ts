@@ -6,7 +6,7 @@ import { tempPathFor, writeFileAtomic } from "../../src/store/atomic-file.js";
 import { FileSessionStore } from "../../src/store/file-session-store.js";
 import { sessionPaths } from "../../src/store/session-paths.js";
 import { captureLogger } from "../helpers/capture-logger.js";
-import { makeCheckpoint, tempDataDir } from "../helpers/store-fixtures.js";
+import { makeCheckpoint, makeEntry, tempDataDir } from "../helpers/store-fixtures.js";
 
 const USER = "u1";
 const SESSION = "s1";
@@ -77,5 +77,19 @@ describe("session checkpoint", () => {
     await writeFile(file, JSON.stringify({ ...makeCheckpoint(1), version: 2 }));
     assert.equal(await store.readCheckpoint(USER, SESSION), null);
     assert.equal((await readdir(path.dirname(file))).filter((name) => name.startsWith("checkpoint.json.corrupt-")).length, 2);
+  });
+
+  it("a checkpoint whose turn is already the history's last entry (killed before it was removed) is not resumable", async () => {
+    const checkpoint = makeCheckpoint(1, "done");
+    await store.appendTurn(USER, SESSION, makeEntry(1));
+    await store.writeCheckpoint(USER, SESSION, checkpoint);
+    assert.deepEqual(await store.readCheckpoint(USER, SESSION), checkpoint, "another turn last: resumable");
+    await store.appendTurn(USER, SESSION, { ...makeEntry(2), trace_id: checkpoint.trace_id });
+    assert.equal(await store.readCheckpoint(USER, SESSION), null, "its own turn last: finished, nothing to resume");
+    assert.ok((await readdir(path.dirname(file))).includes("checkpoint.json"), "reading never deletes it (the next turn replaces it)");
+    // The turn's append torn by a kill: the turn is not saved, so it resumes.
+    const history = sessionPaths(dataDir, USER, SESSION).history;
+    await writeFile(history, `${JSON.stringify(makeEntry(1))}\n${JSON.stringify({ ...makeEntry(2), trace_id: checkpoint.trace_id }).slice(0, 30)}`);
+    assert.deepEqual(await store.readCheckpoint(USER, SESSION), checkpoint);
   });
 });

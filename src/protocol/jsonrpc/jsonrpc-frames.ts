@@ -32,6 +32,8 @@ const CODE_NUMBERS: Record<ErrorCode, number> = {
   engine_auth: -32010,
   shutting_down: -32011,
   context_overflow: -32012,
+  storage_full: -32013,
+  storage_error: -32014,
 };
 
 export function jsonRpcCodeOf(code: ErrorCode): number {
