@@ -5,6 +5,7 @@ import type { HttpDeps } from "./http-deps.js";
 import { bearerAuth } from "./middleware/bearer-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
+import { InFlightWork } from "./in-flight-work.js";
 import { HttpError, toOpenAiError } from "./openai/errors.js";
 import { registerChatRoute } from "./routes/chat-completions.js";
 import { registerCompletionsRoute } from "./routes/completions.js";
@@ -16,6 +17,7 @@ import { SessionGate } from "./session-gate.js";
 export interface HttpApp {
   app: Hono;
   gate: SessionGate;
+  inFlight: InFlightWork;
 }
 
 /**
@@ -28,6 +30,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const { settings } = deps;
   const app = new Hono();
   const gate = new SessionGate(settings.sessionQueue);
+  const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
 
   app.use("*", hostCheck(settings));
@@ -36,7 +39,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   if (settings.corsOrigins.length > 0) {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "OPTIONS"] }));
   }
-  registerHealthRoute(app, deps);
+  registerHealthRoute(app, deps, inFlight);
   if (settings.bearerToken !== null) app.use("/v1/*", bearerAuth(settings.bearerToken));
   app.use(
     "/v1/*",
@@ -48,10 +51,10 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     }),
   );
   registerModelsRoute(app, deps, startedAt);
-  registerChatRoute(app, deps, gate);
+  registerChatRoute(app, deps, gate, inFlight);
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, deps.models);
-    registerCompletionsRoute(app, deps, deps.models);
+    registerCompletionsRoute(app, deps, deps.models, inFlight);
   }
 
   app.notFound((c) => {
@@ -66,5 +69,5 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
     return c.json(body, status);
   });
-  return { app, gate };
+  return { app, gate, inFlight };
 }

@@ -10,6 +10,8 @@ export interface HealthBody {
   version: string;
   models: Record<string, Record<string, unknown>>;
   tools: Record<string, Record<string, unknown>>;
+  /** Chat turns and text completions running (see InFlightWork). */
+  in_flight: number;
   warm_up?: string;
 }
 
@@ -31,7 +33,7 @@ const NOT_STARTED: EngineHealth = { state: "stopped", degradationTier: "NORMAL" 
  * failed MCP server) answer 200; `starting` (warm-up running) and `down` (warm-up failed, engine
  * down, circuit open) answer 503, so a probe waits for a server that can take turns.
  */
-export function healthBody(health: RuntimeHealth, version: string): { status: 200 | 503; body: HealthBody } {
+export function healthBody(health: RuntimeHealth, version: string, inFlight = 0): { status: 200 | 503; body: HealthBody } {
   const engine = health.engines[health.defaultModel] ?? NOT_STARTED;
   const toolsFailed = health.tools.some((t) => t.state === "failed" || t.state === "crashed");
   let status: HealthStatus;
@@ -48,6 +50,7 @@ export function healthBody(health: RuntimeHealth, version: string): { status: 20
     version,
     models: Object.fromEntries(Object.entries(health.engines).map(([name, h]) => [name, engineJson(h)])),
     tools: Object.fromEntries(health.tools.map((t) => [t.server, { state: t.state, tools: t.tools, pid: t.pid, ...(t.error === undefined ? {} : { error: t.error }) }])),
+    in_flight: inFlight,
     ...(health.warmUpError === undefined ? {} : { warm_up: health.warmUpError }),
   };
   return { status: status === "ok" || status === "degraded" ? 200 : 503, body };

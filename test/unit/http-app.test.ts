@@ -202,16 +202,56 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.equal((await app.request("/health", { headers: HOST })).status, 200);
   });
 
-  it("Host check: loopback names and allowed_hosts pass, others get 403", async () => {
-    const app = makeApp(helloRunner(), { allowedHosts: ["my.box"] });
-    for (const host of ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "localhost", "my.box:8080"]) {
+  it("Host check: loopback names, IP literals and allowed_hosts pass on any port, other names get 403", async () => {
+    const app = makeApp(helloRunner(), { allowedHosts: ["My.Box:3000", "fd00::7"] });
+    const passing = [
+      "127.0.0.1:8080", "localhost:8080", "[::1]:8080", "localhost", "LocalHost:8080", "my.box:8080", "my.box",
+      // A forward (ssh -L 9000:localhost:8080, docker -p 9000:8080) changes the port only.
+      "localhost:9999", "127.0.0.1:9000",
+      // IP literals cannot be rebound: a LAN client of a server bound to 0.0.0.0.
+      "192.168.1.20:8080", "10.0.0.1", "[fe80::1]:8080", "[fd00::7]",
+    ];
+    for (const host of passing) {
       assert.equal((await app.request("/health", { headers: { Host: host } })).status, 200, host);
     }
-    for (const host of ["evil.example", "evil.example:8080", "localhost:9999", "127.0.0.1.evil.example"]) {
+    // No Host at all (HTTP/1.0; app.request sends none): never a browser.
+    assert.equal((await app.request("/health")).status, 200);
+    for (const host of ["evil.example", "evil.example:8080", "127.0.0.1.evil.example", "localhost.evil.example", "my.box.evil.example", "127.0.0.1:8080:8080", "[::1", "evil.example/127.0.0.1", "2130706433.example"]) {
       const res = await app.request("/health", { headers: { Host: host } });
       assert.equal(res.status, 403, host);
       assert.equal((await errorOf(res)).code, "host_not_allowed");
     }
+  });
+
+  it("/health in_flight counts a turn from its start until it has settled, also after its client left", async () => {
+    let finish: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const runner = new ScriptedRunner(async (request, emit, signal) => {
+      emit(TEXT_EVENTS(request.session_id ?? "x")[0]!);
+      started();
+      // Settles only when told: a turn that ignores its client leaving must stay counted.
+      await new Promise<void>((resolve) => (finish = resolve));
+      assert.equal(signal.aborted, true);
+      throw new RuntimeError("cancelled", "cancelled");
+    });
+    const app = makeApp(runner);
+    const inFlight = async (): Promise<number> => ((await (await app.request("/health", { headers: HOST })).json()) as { in_flight: number }).in_flight;
+    assert.equal(await inFlight(), 0);
+    const client = new AbortController();
+    const res = await app.request("/v1/chat/completions", { ...post(chat({ session_id: "s9", stream: true })), signal: client.signal });
+    await running;
+    assert.equal(res.status, 200);
+    assert.equal(await inFlight(), 1);
+    client.abort();
+    await res.body?.cancel().catch(() => undefined);
+    assert.equal(await inFlight(), 1, "the turn has not settled yet");
+    finish();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await inFlight(), 0);
+    // Refused before any work (409, 400): never counted.
+    assert.equal((await app.request("/v1/chat/completions", post("{oops"))).status, 400);
+    assert.equal(await inFlight(), 0);
   });
 
   it("CORS headers only for configured origins", async () => {

@@ -6,6 +6,7 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import { readJson } from "../read-json.js";
 import { completionObject, fromSessionTurn, fromStatelessTurn, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
+import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../openai/errors.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "../openai/request-mapping.js";
 import { lastUserInput, parseChatRequest } from "../openai/request-schema.js";
@@ -21,7 +22,7 @@ export type StartTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => P
  * the input, history comes from the store. One that names none is a conversation kept by the
  * client, as every OpenAI client sends it: its messages are the whole context and nothing is stored.
  */
-export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate): void {
+export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate, inFlight: InFlightWork): void {
   const agentNames = Object.keys(deps.agents);
   app.post("/v1/chat/completions", async (c) => {
     const raw = await readJson(c);
@@ -63,7 +64,9 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate):
     c.req.raw.signal.addEventListener("abort", abort, { once: true });
     const onShutdown = (): void => controller.abort("server shutting down");
     deps.shutdownSignal?.addEventListener("abort", onShutdown, { once: true });
+    const leave = inFlight.enter();
     const cleanup = (): void => {
+      leave();
       release();
       c.req.raw.signal.removeEventListener("abort", abort);
       deps.shutdownSignal?.removeEventListener("abort", onShutdown);

@@ -3,6 +3,7 @@ import type { Hono } from "hono";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import { UsageTally } from "../openai/completion.js";
 import { parseCompletionsRequest } from "../openai/completions-schema.js";
+import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../openai/errors.js";
 import { textCompletion, type TextCompletionIdentity } from "../openai/text-completion.js";
 import { readJson } from "../read-json.js";
@@ -14,7 +15,7 @@ import { streamCompletion } from "./completion-stream.js";
  * POST /v1/completions: plain text completion for autocomplete clients, on the model behind the
  * named agent (or a model named directly). No chat template, no tools, no agent loop, no session.
  */
-export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: ModelAccess): void {
+export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: ModelAccess, inFlight: InFlightWork): void {
   app.post("/v1/completions", async (c) => {
     const body = parseCompletionsRequest(await readJson(c));
     const { id, modelName } = resolveModel(body.model, deps.agents, models.names);
@@ -25,10 +26,15 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: Mode
     const identity: TextCompletionIdentity = { id: `cmpl-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: id };
     // The client going away (or shutdown) stops generation at once and frees the sequence.
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
+    const leave = inFlight.enter();
+    const release = (): void => {
+      abort.dispose();
+      leave();
+    };
     const chunks = engine.complete({ ...body.completion, signal: abort.controller.signal });
     if (body.stream) {
       return streamCompletion({
-        chunks, identity, includeUsage: body.includeUsage, controller: abort.controller, release: () => abort.dispose(),
+        chunks, identity, includeUsage: body.includeUsage, controller: abort.controller, release,
         keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
         maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
         logger: deps.logger.child({ model: id, endpoint: "completions" }),
@@ -46,7 +52,7 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: Mode
       if (finish === null) throw new Error("the engine ended the completion without a finish");
       return c.json(textCompletion(identity, text, finish, usage.toJSON()));
     } finally {
-      abort.dispose();
+      release();
     }
   });
 }
