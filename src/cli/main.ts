@@ -16,5 +16,6 @@ const code = await runCli(process.argv, {
   version: readPackageInfo().version,
   setExitCode: () => undefined,
   signals,
+  io: process,
 });
 process.exitCode = code;

@@ -7,7 +7,7 @@ import { downloadSettingsOf } from "../../models/download-settings.js";
 import { ModelPuller } from "../../models/model-puller.js";
 import type { PullStep } from "../../models/pull-model.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
-import { configOrDefaults } from "../cli-config.js";
+import { configOrDefaults } from "../../config/config-or-defaults.js";
 import type { CliDeps } from "../cli-deps.js";
 import { DownloadProgress } from "../download-progress.js";
 import { writeOut } from "../write-out.js";
@@ -31,7 +31,7 @@ export async function runPullCommand(ref: string, command: Command, deps: CliDep
   const controller = new AbortController();
   // Ctrl-C stops the download cleanly (the partial file keeps what arrived); a second one exits at once.
   const onInterrupt = (): void => {
-    if (controller.signal.aborted) process.exit(INTERRUPTED_EXIT);
+    if (controller.signal.aborted) deps.io.exit(INTERRUPTED_EXIT);
     controller.abort("interrupted (Ctrl-C)");
   };
   process.on("SIGINT", onInterrupt);
@@ -75,7 +75,7 @@ export async function runPullCommand(ref: string, command: Command, deps: CliDep
     await flushLogger(logger);
     // A connection the downloader could not abort (a server that never answered) must not keep
     // the command alive: once the result is out, exit within a moment whatever is left open.
-    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+    setTimeout(() => deps.io.exit(), EXIT_GRACE_MS).unref();
   }
 }
 
