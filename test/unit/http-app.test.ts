@@ -4,7 +4,8 @@ import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
 import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
 import type { StatelessTurnRequest, StatelessTurnResult } from "../../src/agent/stateless-turn.js";
 import { createHttpApp } from "../../src/http/app.js";
-import type { HttpDeps, HttpSettings, RuntimeHealth, TurnRunner } from "../../src/http/http-deps.js";
+import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
+import type { HttpDeps, HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
