@@ -75,7 +75,7 @@ describe("serve-stdio --protocol jsonrpc: seed 003 through the built CLI", () =>
     assert.equal(((missing.error as Json).data as Json).code, "unknown_method");
     const invalid = await exchange('{"jsonrpc":"2.0","id":13,"method":"plan","params":{"model":5}}', 13);
     assert.equal((invalid.error as Json).code, -32602);
-    assert.deepEqual(((invalid.error as Json).data as Json).issues, [{ param: "model", message: "Invalid input: expected string, received number" }]);
+    assert.deepEqual(((invalid.error as Json).data as Json).issues, [{ param: "model", message: "must be a string (found 5)" }]);
     // Notifications are never answered, not even a failing or unknown one; a ping after them is
     // the only answer that comes.
     const quiet = proc.messages.length;
