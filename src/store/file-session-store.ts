@@ -1,9 +1,10 @@
-import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
 import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
 import { appendHistoryEntry, loadHistoryFile, readHistoryEntries } from "./history-file.js";
+import { readJsonRecord } from "./json-record-file.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
 import { CHECKPOINT_FILE, fileTimestamp, LOCK_FILE, sessionPaths, userSessionsDir } from "./session-paths.js";
@@ -54,20 +55,9 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    let raw: string;
-    try {
-      raw = await readFile(paths.checkpoint, "utf8");
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = undefined;
-    }
-    if (isCheckpoint(value)) return value;
+    const read = await readJsonRecord(paths.checkpoint, isCheckpoint);
+    if (read.status === "ok") return read.value;
+    if (read.status === "missing") return null;
     // Atomic writes cannot tear it, so this is outside damage or a foreign version: set it aside
     // (the turn then starts afresh) rather than resume from state we cannot trust.
     const aside = await freeName(`${paths.checkpoint}.corrupt-${fileTimestamp(this.now())}`);

@@ -22,7 +22,7 @@ before(async () => {
 
 /** `assistant` answers the demo sentence; `talker` (tiny model) never stops by itself. */
 async function serve(extra: string[] = []): Promise<{ proc: CliProcess; dir: string }> {
-  const gone = ["    gone:", `      path: ${JSON.stringify(path.join("/nonexistent", "model.gguf"))}`];
+  const gone = { gone: { path: path.join("/nonexistent", "model.gguf") } };
   const { dir, configPath } = await tempConfig(`stdio:\n  max_line_bytes: 4096\n${agentsYaml(demoPath, tinyPath, gone)}`);
   return { proc: new CliProcess(["serve-stdio", "--protocol", "jsonrpc", "--config", configPath, ...extra], { cwd: dir }), dir };
 }

@@ -1,21 +1,10 @@
-import { createServer } from "node:net";
 import { CliProcess } from "./cli-process.js";
 import { tempConfig } from "./temp-config.js";
+import { freePort } from "./free-port.js";
+
+export { freePort };
 
 export { agentsYaml } from "./agents-yaml.js";
-
-/** A port nobody listens on right now (the OS picks it), so parallel test files never collide. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface HttpServer {
   proc: CliProcess;
