@@ -33,6 +33,7 @@ async function childrenOf(parent: number): Promise<number[]> {
   return pids;
 }
 
+/** Bounded wait for grandchildren to be gone: a process that is not our child has no exit event to wait on. */
 async function gone(pids: number[], ms = 5000): Promise<boolean> {
   const until = Date.now() + ms;
   while (pids.some(alive) && Date.now() < until) await sleep(25);

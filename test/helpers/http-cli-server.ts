@@ -22,6 +22,8 @@ export async function startHttpServer(yaml: string, extraArgs: string[] = [], en
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
+    // A readiness poll, paced at 100 ms: /health is the only readiness signal at the tests' warn
+    // log level (and an early exit ends the wait at once).
     const exited = await Promise.race([proc.exited.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 100))]);
     if (exited) throw new Error(`serve-http exited early: ${proc.stderr}`);
     const status = await fetch(`${base}/health`).then((r) => r.status, () => 0);

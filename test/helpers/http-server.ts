@@ -96,6 +96,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     } catch (error) {
       last = String(error);
     }
+    // Paces a readiness poll: /health is the only readiness signal at the tests' warn log level.
     await sleep(100);
   }
 

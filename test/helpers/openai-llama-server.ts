@@ -113,6 +113,7 @@ export async function startLlamaServer(options: StartLlamaServerOptions): Promis
       await stop();
       throw new Error(`llama-server not ready after ${options.readyTimeoutMs ?? 30_000} ms:\n${lines.slice(-20).join("\n")}`);
     }
+    // Paces a readiness poll: llama-server's /health (503 while loading) is its readiness signal.
     await sleep(50);
   }
 
