@@ -60,6 +60,16 @@ export function schemaAt(root: unknown, segments: readonly PropertyKey[]): Node 
   return node;
 }
 
+/** The value at a path of parsed input (a config document, a method's params), or undefined. */
+export function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const segment of segments) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
 /** The keys an object at this path accepts (empty when it is not an object). */
 export function keysAt(root: unknown, segments: readonly PropertyKey[]): string[] {
   const node = schemaAt(root, segments);

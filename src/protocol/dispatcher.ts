@@ -1,4 +1,4 @@
-import { describeAccepted, keysAt, schemaAt } from "../config/accepted-values.js";
+import { describeAccepted, keysAt, schemaAt, valueAt } from "../config/accepted-values.js";
 import { describeValue } from "../config/config-problem.js";
 import { closestMatch } from "../shared/closest-match.js";
 import { RuntimeError } from "../shared/runtime-error.js";
@@ -110,15 +110,6 @@ function isZod(schema: unknown): boolean {
 function withFound(message: string, value: unknown): string {
   const found = describeValue(value);
   return found === undefined ? message : `${message} (found ${found})`;
-}
-
-function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
-  let value = root;
-  for (const segment of segments) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[segment];
-  }
-  return value;
 }
 
 /**

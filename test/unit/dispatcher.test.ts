@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { dispatch } from "../../src/protocol/dispatcher.js";
-import { defineMethod, type MethodContext, type MethodDefinition } from "../../src/protocol/method.js";
+import { defineMethod, type MethodContext, type MethodDefinition, type ParamsSchema } from "../../src/protocol/method.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { cancelParams, chatParams, initializeParams, pullParams } from "../../src/protocol/methods/params-schemas.js";
 import { captureLogger } from "../helpers/capture-logger.js";
@@ -53,16 +53,13 @@ describe("dispatch", () => {
 });
 
 describe("dispatch: params of the wrong shape say what is accepted", () => {
-  const real = new Map<string, MethodDefinition<never>>(
-    (
-      [
-        ["chat", chatParams],
-        ["cancel", cancelParams],
-        ["initialize", initializeParams],
-        ["pull", pullParams],
-      ] as const
-    ).map(([name, params]) => [name, defineMethod({ params, result: async () => z.unknown(), handle: async () => "ran" })]),
-  );
+  const answering = (params: ParamsSchema<unknown>): MethodDefinition<never> => defineMethod({ params, result: async () => z.unknown(), handle: async () => "ran" });
+  const real = new Map<string, MethodDefinition<never>>([
+    ["chat", answering(chatParams)],
+    ["cancel", answering(cancelParams)],
+    ["initialize", answering(initializeParams)],
+    ["pull", answering(pullParams)],
+  ]);
 
   async function failure(method: string, params: Record<string, unknown>): Promise<{ message: string; issues: unknown }> {
     try {
