@@ -5,6 +5,7 @@ import { CliProcess } from "../helpers/cli-process.js";
 import { agentsYaml, freePort, startHttpServer } from "../helpers/http-cli-server.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml } from "../helpers/config-yaml.js";
 
 let demo = "";
 let tiny = "";
@@ -49,7 +50,7 @@ describe("serve-http startup and shutdown (built CLI)", () => {
   });
 
   it("--port equal to a llama-server model's port is config_invalid naming both keys", async () => {
-    const yaml = ["llama:", "  models:", "    default:", "      engine: llama-server", `      path: ${JSON.stringify(demo)}`, "      port: 18555", "agents:", "  assistant: {}", ""].join("\n");
+    const yaml = configYaml({ llama: { models: { default: { engine: "llama-server", path: demo, port: 18555 } } }, agents: { assistant: {} } });
     const { configPath, dir } = await tempConfig(yaml);
     const { code, stderr } = await runToExit(["--config", configPath, "--port", "18555"], dir);
     assert.equal(code, 1);
