@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import { SessionRunner } from "../agent/session-runner.js";
 import type { Config } from "../config/schema.js";
+import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import { EngineRegistry } from "../engine/create-engine.js";
-import type { EngineHealth } from "../engine/engine.js";
 import type { ModelFileSource } from "../engine/model-file.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
@@ -11,7 +11,7 @@ import type { ChildRegistry } from "../shared/process/child-registry.js";
 import { createStore } from "../store/create-store.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
-import { McpToolProvider, type McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
+import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
 
 /** Everything behind a turn, built once from a valid config. */
@@ -30,7 +30,7 @@ export interface AgentCore {
   /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
   warmUp(signal?: AbortSignal): Promise<void>;
   /** Engines created so far and every MCP server, for /health. */
-  health(): { engines: Record<string, EngineHealth>; tools: McpServerStatus[] };
+  health(): Pick<RuntimeHealth, "engines" | "tools">;
   close(): Promise<void>;
 }
 

@@ -10,7 +10,7 @@ export interface LazyRuntime {
  * serve-stdio answers `initialize` and `ping` without the runtime: the composition root pulls in
  * the engines, the MCP client, the store and their dependencies, which a host pays for only when
  * it calls a method that needs them (doctor, plan, chat, warm_up). The options wait for the
- * config, which serve-stdio may still be parsing in the background (src/cli/stdio-config.ts).
+ * config, which serve-stdio may still be parsing in the background (src/app/stdio-config.ts).
  */
 export function lazyRuntime(options: Promise<RuntimeOptions>): LazyRuntime {
   let runtime: Promise<Runtime> | null = null;

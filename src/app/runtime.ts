@@ -3,9 +3,8 @@ import type { SessionRunner } from "../agent/session-runner.js";
 import { requireConfig, type ConfigState } from "../config/load-config.js";
 import type { Config } from "../config/schema.js";
 import type { EngineRegistry } from "../engine/create-engine.js";
-import type { EngineHealth } from "../engine/engine.js";
-import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { DoctorReport } from "../diagnostics/doctor-report.js";
+import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
 import { planWithTools } from "./plan-with-tools.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
@@ -25,15 +24,6 @@ import { HelpProbe } from "../engine/llama-server/help-probe.js";
 import { createModelServices, type ModelServices } from "./model-services.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
-
-/** Readiness facts for serve-http's /health (the HTTP layer decides the status from them). */
-export interface RuntimeHealthSnapshot {
-  warmUp: "idle" | "starting" | "ready" | "failed";
-  warmUpError?: string;
-  defaultModel: string;
-  engines: Record<string, EngineHealth>;
-  tools: McpServerStatus[];
-}
 
 export interface RuntimeOptions {
   configState: ConfigState;
@@ -70,7 +60,7 @@ export interface Runtime {
   stdioLimits(): StdioLimits & { coalesceMs: number };
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
   warmUpAll(signal?: AbortSignal): Promise<void>;
-  health(): RuntimeHealthSnapshot;
+  health(): RuntimeHealth;
   /**
    * Gets a model into app.models_dir (fit check first; resumable; see src/models/pull-model.ts).
    * Needs a valid config.
@@ -103,7 +93,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let core: AgentCore | null = null;
   const agentCore = (): AgentCore =>
     (core ??= createAgentCore(requireConfig(configState), { logger, env, llama, children, helpProbe, modelFile: (name, model) => modelServices().files.resolver(name, model) }));
-  let warmUp: { state: RuntimeHealthSnapshot["warmUp"]; error?: string } = { state: "idle" };
+  let warmUp: { state: RuntimeHealth["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
     info,

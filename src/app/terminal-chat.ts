@@ -34,7 +34,8 @@ const CLOSE_TIMEOUT_MS = 5000;
 /**
  * `local-ai chat`: the terminal front door built on the same runtime as the servers. Answers go to
  * stdout; status lines go to stdout on an interactive terminal and to stderr otherwise (so a
- * script's stdout holds only answers); logs always go to stderr. Resolves with the exit code.
+ * script's stdout holds only answers); logs always go to stderr. Resolves with the exit code once
+ * stdout has taken everything written (the caller then exits: a forced exit leaves a turn behind).
  */
 export async function runTerminalChat(options: TerminalChatOptions, io: TerminalChatIo): Promise<number> {
   const { config } = options.configState;
@@ -88,6 +89,8 @@ export async function runTerminalChat(options: TerminalChatOptions, io: Terminal
     if (!(await settlesWithin(runtime.close(), CLOSE_TIMEOUT_MS))) logger.warn({ ms: CLOSE_TIMEOUT_MS }, "engines and tool servers did not close in time");
     await flushLogger(logger);
   }
+  // Everything written has reached stdout before the caller exits (a pipe to a script must get the last answer).
+  await new Promise<void>((resolve) => io.stdout.write("", () => resolve()));
   return code;
 }
 

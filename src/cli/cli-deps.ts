@@ -1,13 +1,17 @@
 import type { SignalLatch } from "../app/signal-latch.js";
 
+/**
+ * The process itself, for the commands that own its streams and its end (serve-*, chat, pod):
+ * stdin and stdout carry their protocol or conversation, and they exit explicitly because stdin
+ * may hold the event loop open. main.ts passes `process`.
+ */
+export type ProcessIo = Pick<NodeJS.Process, "stdin" | "stdout" | "stderr" | "exit">;
+
 /** What a command may touch of the outside world; injected so commands are testable in process. */
 export interface CliDeps {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
-  /** The terminal's input, for the few questions a command asks (init); absent inside tests. */
-  stdin?: NodeJS.ReadableStream;
-  /** stdin is a terminal: only then may a command ask a question. */
-  stdinIsTTY?: boolean;
+  /** Where a command that only prints writes (doctor, plan, models...): other streams in tests. */
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdoutIsTTY: boolean;
@@ -17,4 +21,6 @@ export interface CliDeps {
   setExitCode(code: number): void;
   /** Signals held since the process started (main.ts); absent when the CLI runs inside a test. */
   signals?: SignalLatch;
+  /** The process's own streams and exit (see ProcessIo). */
+  io: ProcessIo;
 }

@@ -1,3 +1,5 @@
+import type { ProcessIo } from "./cli-deps.js";
+
 /** How long a finished download command waits for open connections to close before exiting anyway. */
 const EXIT_GRACE_MS = 2000;
 
@@ -6,6 +8,6 @@ const EXIT_GRACE_MS = 2000;
  * finished command alive: once its result is out, the process exits within a moment whatever is
  * left open. The timer is unref'd, so a process with nothing left exits at once as usual.
  */
-export function exitSoonAfter(): void {
-  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+export function exitSoonAfter(io: ProcessIo): void {
+  setTimeout(() => io.exit(), EXIT_GRACE_MS).unref();
 }

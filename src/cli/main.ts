@@ -9,8 +9,6 @@ const { runCli } = await import("./program.js");
 const code = await runCli(process.argv, {
   env: process.env,
   cwd: process.cwd(),
-  stdin: process.stdin,
-  stdinIsTTY: process.stdin.isTTY === true,
   stdout: process.stdout,
   stderr: process.stderr,
   stdoutIsTTY: process.stdout.isTTY === true,
@@ -18,5 +16,6 @@ const code = await runCli(process.argv, {
   version: readPackageInfo().version,
   setExitCode: () => undefined,
   signals,
+  io: process,
 });
 process.exitCode = code;

@@ -1,12 +1,8 @@
-import { routeConsole } from "../app/route-console.js";
+import { pullFromTerminal } from "../app/pull-from-terminal.js";
 import { describeFacts } from "../diagnostics/checks/model-insights.js";
-import { createLogger, flushLogger } from "../logging/create-logger.js";
-import { downloadSettingsOf } from "../models/download-settings.js";
-import { ModelPuller } from "../models/model-puller.js";
 import type { PullStep } from "../models/pull-model.js";
 import { formatBytes } from "../shared/format-bytes.js";
-import { toRuntimeError, type RuntimeError } from "../shared/runtime-error.js";
-import { configOrDefaults } from "./cli-config.js";
+import type { RuntimeError } from "../shared/runtime-error.js";
 import type { CliDeps } from "./cli-deps.js";
 import { DownloadProgress } from "./download-progress.js";
 
@@ -25,54 +21,30 @@ export type PullRunOutcome =
 
 /**
  * A pull as the terminal shows it, shared by `pull` and `init --pull`: the steps and a progress
- * bar (plain lines when stderr is not a terminal) on stderr, Ctrl-C stopping the download cleanly
- * (the partial file keeps what arrived; a second Ctrl-C exits at once). stdout is left to the
- * caller.
+ * bar (plain lines when stderr is not a terminal) on stderr, over app/pull-from-terminal.ts
+ * (Ctrl-C, logs, console routing). stdout is left to the caller.
  */
 export async function pullWithProgress(options: PullWithProgressOptions, deps: CliDeps): Promise<PullRunOutcome> {
-  // Quiet by default: the steps are the output; LOCAL_AI_LOG_LEVEL=debug shows the details.
-  const logger = createLogger({ level: "warn", env: deps.env });
-  const controller = new AbortController();
-  const onInterrupt = (): void => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort("interrupted (Ctrl-C)");
-  };
-  process.on("SIGINT", onInterrupt);
   const bar = new DownloadProgress(deps.stderr, { tty: deps.stderrIsTTY === true, columns: (deps.stderr as { columns?: number }).columns ?? 80 });
   const say = (line: string): void => {
     bar.end();
     deps.stderr.write(`${line}\n`);
   };
-  // Whatever node-llama-cpp prints (a Hugging Face rate-limit notice) goes to stderr.
-  const restoreConsole = routeConsole((level, text) => {
-    if (level !== "debug") say(text);
+  const outcome = await pullFromTerminal({
+    ref: options.ref,
+    force: options.force,
+    config: options.configPath,
+    cwd: deps.cwd,
+    env: deps.env,
+    onProgress: (downloaded, total) => bar.update(downloaded, total),
+    onStep: (step) => say(describeStep(step)),
+    onConsole: say,
+    exit: (code) => deps.io.exit(code),
   });
-  try {
-    const { config } = await configOrDefaults(options.configPath, deps);
-    const settings = downloadSettingsOf(config, deps.env);
-    const puller = new ModelPuller({ config, settings, logger });
-    const result = await puller.pull({
-      ref: options.ref,
-      force: options.force,
-      signal: controller.signal,
-      onProgress: (progress) => bar.update(progress.downloadedBytes, progress.totalBytes),
-      onStep: (step) => say(describeStep(step)),
-    });
-    bar.end();
-    return { status: "done", path: result.path, bytes: result.bytes, downloaded: result.downloaded };
-  } catch (error) {
-    bar.end();
-    const failure = toRuntimeError(error);
-    if (controller.signal.aborted) {
-      return { status: "interrupted", partial: typeof failure.details?.partial === "string" ? failure.details.partial : undefined };
-    }
-    if (failure.code === "internal_error") logger.error({ err: error }, "pull failed");
-    return { status: "failed", error: failure };
-  } finally {
-    restoreConsole();
-    process.off("SIGINT", onInterrupt);
-    await flushLogger(logger);
-  }
+  bar.end();
+  if (outcome.ok) return { status: "done", path: outcome.result.path, bytes: outcome.result.bytes, downloaded: outcome.result.downloaded };
+  if (outcome.interrupted) return { status: "interrupted", partial: typeof outcome.failure.details?.partial === "string" ? outcome.failure.details.partial : undefined };
+  return { status: "failed", error: outcome.failure };
 }
 
 /** The message a user reads for an interrupted pull, naming the command that resumes it. */

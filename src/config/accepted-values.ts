@@ -39,7 +39,7 @@ function unwrap(node: Node): Node {
 /** The schema node at a config path (`llama.models.<name>.ctx_size`), or undefined. */
 export function schemaAt(root: unknown, segments: readonly PropertyKey[]): Node | undefined {
   let node = unwrap(root as Node);
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
     const def = node._zod.def;
     if (def.type === "object" && def.shape) {
       const next = def.shape[String(segment)];
@@ -47,9 +47,27 @@ export function schemaAt(root: unknown, segments: readonly PropertyKey[]): Node 
       node = unwrap(next);
     } else if (def.type === "record" && def.valueType) node = unwrap(def.valueType);
     else if (def.type === "array" && def.element) node = unwrap(def.element);
-    else return undefined;
+    else if (def.type === "union") {
+      // The first option the rest of the path exists in (`true | [names]` at `.0`: the list's element).
+      const rest = segments.slice(index);
+      for (const option of def.options ?? []) {
+        const found = schemaAt(option, rest);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    } else return undefined;
   }
   return node;
+}
+
+/** The value at a path of parsed input (a config document, a method's params), or undefined. */
+export function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const segment of segments) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
 }
 
 /** The keys an object at this path accepts (empty when it is not an object). */

@@ -6,7 +6,7 @@ import { describeValue, formatProblem, type ConfigProblem } from "./config-probl
 import { substituteEnv } from "./env-substitute.js";
 import { resolveConfigPaths } from "./resolve-paths.js";
 import { closestMatch } from "../shared/closest-match.js";
-import { describeAccepted, keysAt, schemaAt } from "./accepted-values.js";
+import { describeAccepted, keysAt, schemaAt, valueAt } from "./accepted-values.js";
 import { configSchema, type Config } from "./schema.js";
 import { lineOfPath } from "./yaml-locator.js";
 import { readConfigFile, type ConfigFile, type ConfigState, type LocateOptions } from "./read-config-file.js";
@@ -99,15 +99,6 @@ function toProblems(
       ...locate(issue.path),
     },
   ];
-}
-
-function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
-  let value = root;
-  for (const segment of segments) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[segment];
-  }
-  return value;
 }
 
 /** For methods that cannot run without a valid config. */

@@ -3,8 +3,8 @@ import type { EmitEvent } from "../agent/events.js";
 import type { TurnRequest, TurnResult } from "../agent/session-runner.js";
 import type { StatelessTurnRequest, StatelessTurnResult } from "../agent/stateless-turn.js";
 import type { ModelDescription } from "../engine/describe-model.js";
-import type { Engine, EngineHealth } from "../engine/engine.js";
-import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
+import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
+import type { Engine } from "../engine/engine.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
@@ -12,16 +12,6 @@ export interface TurnRunner {
   runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
   runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult>;
-}
-
-/** What the runtime knows about readiness; the HTTP layer turns it into the /health body. */
-export interface RuntimeHealth {
-  warmUp: "idle" | "starting" | "ready" | "failed";
-  warmUpError?: string;
-  /** The default agent's model name. */
-  defaultModel: string;
-  engines: Record<string, EngineHealth>;
-  tools: McpServerStatus[];
 }
 
 /** The `http:` section after CLI flags were applied, plus test-only knobs. */

@@ -1,7 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { ensureDir, isNotFound, writeFileAtomic } from "./atomic-file.js";
+import { readJsonRecord } from "./json-record-file.js";
 import { isSessionMeta } from "./record-schemas.js";
 import { storing } from "./storage-error.js";
 import { sessionPaths } from "./session-paths.js";
@@ -24,22 +25,9 @@ export class FileSessionCatalog implements SessionCatalog {
   }
 
   async readMeta(userId: string, sessionId: string): Promise<SessionMeta | null> {
-    const file = sessionPaths(this.dataDir, userId, sessionId).meta;
-    let raw: string;
-    try {
-      raw = await readFile(file, "utf8");
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = undefined;
-    }
-    if (isSessionMeta(value)) return value;
-    this.logger?.warn({ user_id: userId, session_id: sessionId }, "session meta (session.json) is unreadable; ignored");
+    const read = await readJsonRecord(sessionPaths(this.dataDir, userId, sessionId).meta, isSessionMeta);
+    if (read.status === "ok") return read.value;
+    if (read.status === "unreadable") this.logger?.warn({ user_id: userId, session_id: sessionId }, "session meta (session.json) is unreadable; ignored");
     return null;
   }
 

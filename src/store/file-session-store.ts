@@ -1,9 +1,10 @@
-import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
 import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
 import { appendHistoryEntry, lastEntryTraceId, loadHistoryFile, readHistoryEntries } from "./history-file.js";
+import { readJsonRecord } from "./json-record-file.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { storing } from "./storage-error.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
@@ -57,24 +58,13 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    let raw: string;
-    try {
-      raw = await readFile(paths.checkpoint, "utf8");
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = undefined;
-    }
-    if (isCheckpoint(value)) {
+    const read = await readJsonRecord(paths.checkpoint, isCheckpoint);
+    if (read.status === "missing") return null;
+    if (read.status === "ok") {
       // A kill between appending the finished turn and removing its checkpoint leaves both: the
       // turn is done, so there is nothing to resume (resuming would run it and append it twice).
-      if ((await lastEntryTraceId(paths.history)) !== value.trace_id) return value;
-      this.logger?.debug({ user_id: userId, session_id: sessionId, trace_id: value.trace_id }, "checkpoint of a turn already in the history; ignored");
+      if ((await lastEntryTraceId(paths.history)) !== read.value.trace_id) return read.value;
+      this.logger?.debug({ user_id: userId, session_id: sessionId, trace_id: read.value.trace_id }, "checkpoint of a turn already in the history; ignored");
       return null;
     }
     // Atomic writes cannot tear it, so this is outside damage or a foreign version: set it aside

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contentPartSchema } from "../shared/content-part-schema.js";
 import type { Checkpoint, HistoryEntry, SessionMeta } from "./store-types.js";
 
 /**
@@ -7,10 +8,7 @@ import type { Checkpoint, HistoryEntry, SessionMeta } from "./store-types.js";
  * (unknown extra keys survive a round trip).
  */
 
-const contentPart = z.union([
-  z.object({ type: z.literal("text"), text: z.string() }),
-  z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string() }) }),
-]);
+const contentPart = contentPartSchema();
 
 const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 

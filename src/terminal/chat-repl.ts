@@ -8,7 +8,7 @@ import { CHAT_HELP, parseChatCommand, type ChatCommand } from "./chat-command.js
 import type { ChatInput } from "./chat-input.js";
 import { runChatTurn } from "./chat-turn.js";
 import type { LineWriter } from "./line-writer.js";
-import { LoadProgressBar } from "./load-progress-bar.js";
+import { loadAgent, type AgentLoad } from "./load-agent.js";
 import type { TerminalStyle } from "./terminal-style.js";
 import { UsageTally } from "./usage-tally.js";
 
@@ -197,19 +197,26 @@ export class ChatRepl {
     }
   }
 
-  private async turn(request: Omit<TurnRequest, "session_id" | "agent">): Promise<void> {
+  /** Runs `work` as what a Ctrl-C stops (a turn, a load, a question): its signal aborts on the key. */
+  private async cancellable<T>(work: (signal: AbortSignal) => Promise<T>): Promise<{ value: T; cancelled: boolean }> {
     const controller = new AbortController();
     this.running = { controller };
     const stopWatching = this.options.input.watchTurn(() => this.interrupt());
     try {
-      const outcome = await runChatTurn({ ...this.options, approvals: this.approvals }, { ...request, session_id: this.sessionId, agent: this.agent }, controller.signal, { cancelledHere: this.cancelledHere });
-      if (outcome.kind === "finished") this.totals.add(outcome.usage);
-      if (outcome.kind === "failed") this.failures++;
-      this.cancelledHere = outcome.kind === "cancelled";
+      return { value: await work(controller.signal), cancelled: controller.signal.aborted };
     } finally {
       stopWatching();
       this.running = null;
     }
+  }
+
+  private async turn(request: Omit<TurnRequest, "session_id" | "agent">): Promise<void> {
+    const { value: outcome } = await this.cancellable((signal) =>
+      runChatTurn({ ...this.options, approvals: this.approvals }, { ...request, session_id: this.sessionId, agent: this.agent }, signal, { cancelledHere: this.cancelledHere }),
+    );
+    if (outcome.kind === "finished") this.totals.add(outcome.usage);
+    if (outcome.kind === "failed") this.failures++;
+    this.cancelledHere = outcome.kind === "cancelled";
   }
 
   /** /resume: a paused turn asks about its waiting call first; an interrupted one just goes on. */
@@ -223,17 +230,8 @@ export class ChatRepl {
       return;
     }
     if (paused === null) return this.turn({ resume: true });
-    const controller = new AbortController();
-    this.running = { controller };
-    const stopWatching = this.options.input.watchTurn(() => this.interrupt());
-    let decision: "approve" | "decline";
-    try {
-      decision = await this.approvals.ask({ tool: paused.tool, args: paused.args, server: "", step: 0, call_id: "" }, controller.signal);
-    } finally {
-      stopWatching();
-      this.running = null;
-    }
-    if (controller.signal.aborted) return ui.line(style.yellow("cancelled"));
+    const { value: decision, cancelled } = await this.cancellable((signal) => this.approvals.ask({ tool: paused.tool, args: paused.args, server: "", step: 0, call_id: "" }, signal));
+    if (cancelled) return ui.line(style.yellow("cancelled"));
     await this.turn({ resume: true, approve_execution: decision === "approve" });
   }
 
@@ -266,28 +264,11 @@ export class ChatRepl {
   }
 
   /** Loads the agent's model (and starts the tool servers) with a progress bar before the next answer. */
-  private async warmUp(): Promise<"ready" | "failed" | "cancelled"> {
-    const { runner, ui, style, input } = this.options;
+  private async warmUp(): Promise<AgentLoad> {
+    const { runner, ui, style } = this.options;
     const model = runner.agents().find((agent) => agent.name === this.agent)?.model ?? this.agent;
-    const bar = new LoadProgressBar(ui, style, model);
-    const controller = new AbortController();
-    this.running = { controller };
-    const stopWatching = input.watchTurn(() => this.interrupt());
-    bar.start();
-    try {
-      await runner.warmUp(this.agent, controller.signal, (progress) => bar.update(progress));
-      bar.finish("ready");
-      return "ready";
-    } catch (thrown) {
-      const cancelled = controller.signal.aborted;
-      bar.finish(cancelled ? "cancelled" : "failed");
-      const error = toRuntimeError(thrown);
-      ui.line(cancelled ? style.yellow("cancelled") : style.red(`error (${error.code}): ${error.message}`));
-      return cancelled ? "cancelled" : "failed";
-    } finally {
-      stopWatching();
-      this.running = null;
-    }
+    const agent = this.agent;
+    return (await this.cancellable((signal) => loadAgent({ runner, ui, style }, agent, model, signal))).value;
   }
 
   /** A turn paused for approval by another front door waits in this session: say how to answer it. */

@@ -11,6 +11,7 @@ import { methods } from "@agentclientprotocol/sdk";
 import { AcpEditor, choose } from "../helpers/acp-editor.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")), "dist/index.js");
@@ -21,10 +22,8 @@ before(async () => {
   [demoPath, toolPath] = await Promise.all([ensureFixture("demo"), ensureFixture("demo", { toolMode: true })]);
 });
 
-async function editorFor(modelPath: string, agentLines: string[] = []): Promise<AcpEditor> {
-  const { dir, configPath } = await tempConfig(
-    ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(modelPath)}`, "      threads: 1", "      ctx_size: 2048", "agents:", "  assistant:", "    temperature: 0", ...agentLines, ""].join("\n"),
-  );
+async function editorFor(modelPath: string, agent: Record<string, unknown> = {}): Promise<AcpEditor> {
+  const { dir, configPath } = await tempConfig(configYaml({ llama: { models: { default: localModel(modelPath) } }, agents: { assistant: { temperature: 0, ...agent } } }));
   return new AcpEditor(["--config", configPath], { cwd: dir });
 }
 
@@ -49,7 +48,7 @@ describe("ACP on the embedded engine (demo GGUF models)", () => {
   });
 
   it("the tool model calls echo on the MCP server passed in session/new, after the editor allowed it", async () => {
-    const editor = await editorFor(toolPath, ['    tools: ["echo"]']);
+    const editor = await editorFor(toolPath, { tools: ["echo"] });
     await editor.initialize({});
     const { sessionId } = await editor.agent.request(methods.agent.session.new, {
       cwd: await workspace(),

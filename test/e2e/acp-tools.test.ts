@@ -238,6 +238,7 @@ describe("ACP: MCP servers passed in session/new (server-everything over stdio, 
     assert.equal((await childrenMatching(pid, "server-everything")).length, 1, "the stdio server runs while the session is open");
     await editor.agent.request(methods.agent.session.close, { sessionId });
     let gone = false;
+    // A bounded poll: a grandchild's exit has no event this process can wait on.
     for (let i = 0; i < 100 && !gone; i++) {
       gone = (await childrenMatching(pid, "server-everything")).length === 0;
       if (!gone) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -256,7 +257,8 @@ describe("ACP: MCP servers passed in session/new (server-everything over stdio, 
     await editor.agent.request(methods.agent.session.new, { cwd: await workspace(), mcpServers: [{ name: "everything", command: process.execPath, args: [EVERYTHING, "stdio"], env: [] }] });
     const pid = editor.child.pid as number;
     let servers: number[] = [];
-    // The session's servers start right after session/new (in the background).
+    // The session's servers start right after session/new (in the background); a bounded poll of
+    // the process tree, the only place a grandchild's start shows.
     for (let i = 0; i < 200 && servers.length === 0; i++) {
       servers = await childrenMatching(pid, "server-everything");
       if (servers.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -4,11 +4,11 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { agentHarness } from "../helpers/agent-harness.js";
 import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";
 import { say, ScriptedEngine } from "../helpers/scripted-engine.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 const CHILD = fileURLToPath(new URL("../helpers/agent-crash-child.js", import.meta.url));
 
@@ -16,14 +16,13 @@ describe("resume after a crash (a child process killed mid-turn)", () => {
   it("runs no completed tool twice and finishes the turn", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "local-ai-crash-"));
     const marker = path.join(dataDir, "runs.log");
-    const child = spawn(process.execPath, [CHILD, dataDir, marker], { stdio: "ignore" });
+    const child = spawn(process.execPath, [CHILD, dataDir, marker], { stdio: ["ignore", "pipe", "inherit"] });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-    let runs = "";
-    for (let i = 0; i < 200 && !runs.includes("slow-start"); i++) {
-      await sleep(25);
-      runs = await readFile(marker, "utf8").catch(() => "");
-    }
-    assert.equal(runs, "fast\nslow-start\n");
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => (out += chunk));
+    await waitUntil(() => out.includes("slow-start"), [{ emitter: child.stdout, event: "data" }], 20_000, () => `child stdout: ${out}`);
+    assert.equal(await readFile(marker, "utf8"), "fast\nslow-start\n");
     child.kill("SIGKILL");
     assert.equal(await exited, "SIGKILL");
 

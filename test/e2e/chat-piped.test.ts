@@ -8,6 +8,7 @@ import { CLI_PATH } from "../helpers/cli-process.js";
 import { chunk, scripted, sendJsonError, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, openaiModel } from "../helpers/config-yaml.js";
 
 /** `local-ai chat` in a script: stdin and stdout are pipes, one turn per line. */
 
@@ -111,7 +112,7 @@ describe("local-ai chat with piped stdin", () => {
         ])(req, res, body);
       });
       ({ dir, configPath } = await tempConfig(
-        ["llama:", "  models:", "    default:", "      engine: openai", `      base_url: ${upstream.baseUrl}`, "      model: up-model", "agents:", "  assistant:", "    memory: false", ""].join("\n"),
+        configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "up-model") } }, agents: { assistant: { memory: false } } }),
       ));
     });
     after(async () => {

@@ -36,7 +36,7 @@ describe("local-ai chat in a terminal", () => {
   it("asks before a gated tool runs: y runs it, n declines it, a(lways) stops asking; /new starts a session that asks again; Ctrl-C at the question cancels the turn, a second one exits", async () => {
     // No memory notes: notes from the first session would carry its "/echo" requests without their
     // tool results into the second, and the demo model counts those triggers.
-    const { dir, configPath } = await tempConfig(echoToolYaml(toolModel).replace("    temperature: 0\n", "    temperature: 0\n    memory: false\n"));
+    const { dir, configPath } = await tempConfig(echoToolYaml(toolModel, true, { memory: false }));
     const chat = new PtyCli(["chat", "--config", configPath, "--session", "first"], { cwd: dir });
     let at = (await chat.waitFor(/session first[^]*\n> $/)).end;
     assert.ok(chat.output.includes("\x1b[2m"), "a terminal gets colour (dimmed status text)");

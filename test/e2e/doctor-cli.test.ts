@@ -1,55 +1,14 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import { findLocalBuild } from "../../src/engine/llama-binary.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
-import { WireTap, wireProtocolOf } from "../helpers/wire-recorder.js";
-
-const MAIN = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The built CLI as a user runs it; a clean env so a developer's LOCAL_AI_CONFIG cannot leak in. */
-function runCli(args: string[], cwd: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOCAL_AI_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      const stdout = Buffer.concat(out).toString("utf8");
-      const protocol = wireProtocolOf(args);
-      if (protocol !== null && stdout !== "") new WireTap(protocol, `local-ai ${args[0] ?? ""}`).document(stdout);
-      resolve({ code, stdout, stderr: Buffer.concat(err).toString("utf8") });
-    });
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { configYaml } from "../helpers/config-yaml.js";
+import { runCli } from "../helpers/run-cli.js";
+import { freePort } from "../helpers/free-port.js";
 
 describe("local-ai doctor (built CLI)", () => {
   let dir = "";
@@ -62,22 +21,12 @@ describe("local-ai doctor (built CLI)", () => {
     await copyFile(await ensureFixture("tiny"), path.join(dir, "tiny.gguf"));
     await writeFile(
       config,
-      [
-        "app:",
-        "  data_dir: ./data",
-        "llama:",
-        "  models:",
-        "    default:",
-        "      engine: embedded",
-        "      path: ./tiny.gguf",
-        "agents:",
-        "  assistant:",
-        "    model: default",
-        "http:",
-        "  host: 127.0.0.1",
-        `  port: ${await freePort()}`,
-        "",
-      ].join("\n"),
+      configYaml({
+        app: { data_dir: "./data" },
+        llama: { models: { default: { engine: "embedded", path: "./tiny.gguf" } } },
+        agents: { assistant: { model: "default" } },
+        http: { host: "127.0.0.1", port: await freePort() },
+      }),
     );
   });
   after(async () => {

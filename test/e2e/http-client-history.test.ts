@@ -13,6 +13,7 @@ import { z } from "zod";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { chunk, scripted, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 
 type Json = Record<string, unknown>;
 
@@ -24,11 +25,11 @@ const sessionsOf = async (server: HttpServer): Promise<string[]> => readdir(path
 
 before(async () => {
   const [demo, demoTools] = await Promise.all([ensureFixture("demo"), ensureFixture("demo", { toolMode: true })]);
-  const model = (file: string): string[] => ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(file)}`, "      threads: 1", "      ctx_size: 2048"];
+  const yaml = (file: string): string => configYaml({ llama: { models: { default: localModel(file) } }, agents: { assistant: { temperature: 0 } } });
   [embedded, tools] = await Promise.all([
-    startHttpServer([...model(demo), "agents:", "  assistant:", "    temperature: 0", ""].join("\n")),
+    startHttpServer(yaml(demo)),
     // No MCP servers: the only tools are the ones the client brings.
-    startHttpServer([...model(demoTools), "agents:", "  assistant:", "    temperature: 0", ""].join("\n")),
+    startHttpServer(yaml(demoTools)),
   ]);
 });
 
@@ -159,7 +160,7 @@ describe("client-kept history and client tools on the openai engine (scripted up
       }
       return scripted([chunk({ role: "assistant", content: "" }), chunk({ content: hasToolResult ? "Sunny in Paris." : "Noted." }), chunk({}, "stop"), usageChunk(10, 2)])(req, res, body);
     });
-    const yaml = ["llama:", "  models:", "    default:", "      engine: openai", `      base_url: ${upstream.baseUrl}`, "      model: up-model", "agents:", "  assistant:", "    system_prompt: You are the agent.", ""].join("\n");
+    const yaml = configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "up-model") } }, agents: { assistant: { system_prompt: "You are the agent." } } });
     server = await startHttpServer(yaml);
   });
   after(async () => {

@@ -5,6 +5,7 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 import { sendData, sendJson, startSse, startUpstream, textChunk, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 
 /**
  * POST /v1/completions through the built CLI with the official openai client: the embedded engine
@@ -29,34 +30,14 @@ before(async () => {
     res.end();
   });
   const [demo, tiny, llamaPort] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), freePort()]);
-  const served = llamaServer === null ? [] : ["    served:", "      engine: llama-server", `      path: ${JSON.stringify(demo)}`, `      port: ${llamaPort}`, "      threads: 1", "      ctx_size: 512", "      parallel: 1"];
-  const yaml = [
-    "llama:",
-    ...(llamaServer === null ? [] : [`  binary: ${JSON.stringify(llamaServer)}`]),
-    "  models:",
-    "    default:",
-    `      path: ${JSON.stringify(demo)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    "    tiny:",
-    `      path: ${JSON.stringify(tiny)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    "      parallel: 1",
-    "    remote:",
-    "      engine: openai",
-    `      base_url: ${upstream.baseUrl}`,
-    "      model: upstream-coder",
-    ...served,
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    "  talker:",
-    "    model: tiny",
-    "  cloud:",
-    "    model: remote",
-    "",
-  ].join("\n");
+  const served = llamaServer === null ? {} : { served: localModel(demo, { engine: "llama-server", port: llamaPort, ctx_size: 512, parallel: 1 }) };
+  const yaml = configYaml({
+    llama: {
+      ...(llamaServer === null ? {} : { binary: llamaServer }),
+      models: { default: localModel(demo), tiny: localModel(tiny, { parallel: 1 }), remote: openaiModel(upstream.baseUrl, "upstream-coder"), ...served },
+    },
+    agents: { assistant: { temperature: 0 }, talker: { model: "tiny" }, cloud: { model: "remote" } },
+  });
   server = await startHttpServer(yaml);
 });
 

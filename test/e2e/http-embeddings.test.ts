@@ -6,6 +6,7 @@ import { ensureFixture, tinyHParams } from "../fixtures/gguf/index.js";
 import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 import { embeddingsBody, sendJson, startUpstream, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 
 /**
  * POST /v1/embeddings and the model facts of GET /v1/models through the built CLI, driven by the
@@ -30,43 +31,20 @@ before(async () => {
     sendJson(res, 200, embeddingsBody(REMOTE_VECTORS, 7, "upstream-embedder"));
   });
   const [demo, tiny, llamaPort, embedPort] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), freePort(), freePort()]);
-  const embedder = llamaServer === null ? [] : [
-    "    embedder:", "      engine: llama-server", `      path: ${JSON.stringify(tiny)}`, `      port: ${embedPort}`, "      threads: 1", "      ctx_size: 512", "      parallel: 1",
-    '      extra_args: ["--embeddings", "--pooling", "last"]',
-  ];
-  const yaml = [
-    "llama:",
-    ...(llamaServer === null ? [] : [`  binary: ${JSON.stringify(llamaServer)}`]),
-    "  models:",
-    "    default:",
-    `      path: ${JSON.stringify(demo)}`,
-    "      threads: 1",
-    "      ctx_size: 2048",
-    "    tiny:",
-    `      path: ${JSON.stringify(tiny)}`,
-    "      threads: 1",
-    "      ctx_size: 4096",
-    "    remote:",
-    "      engine: openai",
-    `      base_url: ${upstream.baseUrl}`,
-    "      model: upstream-embedder",
-    "    served:",
-    "      engine: llama-server",
-    `      path: ${JSON.stringify(tiny)}`,
-    `      port: ${llamaPort}`,
-    ...embedder,
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    "  talker:",
-    "    model: tiny",
-    "  cloud:",
-    "    model: remote",
-    "  server:",
-    "    model: served",
-    ...(llamaServer === null ? [] : ["  embedding:", "    model: embedder"]),
-    "",
-  ].join("\n");
+  const embedder = llamaServer === null ? {} : { embedder: localModel(tiny, { engine: "llama-server", port: embedPort, ctx_size: 512, parallel: 1, extra_args: ["--embeddings", "--pooling", "last"] }) };
+  const yaml = configYaml({
+    llama: {
+      ...(llamaServer === null ? {} : { binary: llamaServer }),
+      models: {
+        default: localModel(demo),
+        tiny: localModel(tiny, { ctx_size: 4096 }),
+        remote: openaiModel(upstream.baseUrl, "upstream-embedder"),
+        served: { engine: "llama-server", path: tiny, port: llamaPort },
+        ...embedder,
+      },
+    },
+    agents: { assistant: { temperature: 0 }, talker: { model: "tiny" }, cloud: { model: "remote" }, server: { model: "served" }, ...(llamaServer === null ? {} : { embedding: { model: "embedder" } }) },
+  });
   server = await startHttpServer(yaml);
 });
 

@@ -6,6 +6,7 @@ import OpenAI from "openai";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 
 const binary = findLlamaServerBinary();
 if (binary === null) process.stderr.write(LLAMA_SERVER_MISSING_MESSAGE);
@@ -16,22 +17,10 @@ let server: HttpServer | undefined;
 before(async () => {
   if (binary === null) return;
   const [model, port] = await Promise.all([ensureFixture("demo", { toolMode: true }), freePort()]);
-  const yaml = [
-    "llama:",
-    `  binary: ${JSON.stringify(binary)}`,
-    "  models:",
-    "    default:",
-    "      engine: llama-server",
-    `      path: ${JSON.stringify(model)}`,
-    `      port: ${port}`,
-    "      threads: 1",
-    "      ctx_size: 1024",
-    "      parallel: 1",
-    "agents:",
-    "  assistant:",
-    "    temperature: 0",
-    "",
-  ].join("\n");
+  const yaml = configYaml({
+    llama: { binary, models: { default: localModel(model, { engine: "llama-server", port, ctx_size: 1024, parallel: 1 }) } },
+    agents: { assistant: { temperature: 0 } },
+  });
   server = await startHttpServer(yaml);
 });
 

@@ -141,7 +141,9 @@ describe("serve-http under load (built CLI, demo and tiny models)", () => {
       });
       assert.match(head, /^HTTP\/1\.1 200/);
       assert.match(head, /text\/event-stream/i);
-      await sleep(200); // let the stream pile up in the socket buffers
+      // Pacing, not a synchronization: the stream piles up in the socket buffers meanwhile; the
+      // probe below holds whatever the amount.
+      await sleep(200);
       // The slow turn is still in flight: its session refuses a second turn.
       assert.equal(await probeSession("slow-reader"), 409, "the slow reader's turn is running");
 
@@ -171,6 +173,7 @@ describe("serve-http under load (built CLI, demo and tiny models)", () => {
       status = response.status;
       body = await response.text();
       if (status !== 409) break;
+      // Paces a bounded retry: the session is free only once the server noticed the reader left.
       await sleep(200);
     }
     assert.equal(status, 200, body.slice(0, 500));

@@ -93,7 +93,8 @@ describe("serve-http with the official openai client (built CLI, real socket, em
       }
     })().catch((error: unknown) => assert.ok(error instanceof OpenAI.APIUserAbortError, String(error)));
     assert.equal(chunks, 3);
-    // The engine gives the generating sequence back only when generation stops: /health shows it.
+    // The engine gives the generating sequence back only when generation stops: /health shows it
+    // (and only /health: a bounded poll of it, the pause between reads only paces the poll).
     const deadline = Date.now() + 3000;
     while ((await sequencesFree()) !== busyFree + 1) {
       assert.ok(Date.now() < deadline, `the sequence was not released after the abort (free: ${busyFree})`);

@@ -1,32 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CliProcess } from "../helpers/cli-process.js";
 import { freePort, startHttpServer } from "../helpers/http-cli-server.js";
 import { FIXTURE_SERVER_PATH } from "../helpers/mcp-servers.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
 
 describe("serve-http during a slow tool call (built CLI, real MCP server)", () => {
   it("sends only `: keep-alive` comments between standard chunks, then the answer and [DONE]", async () => {
-    const yaml = [
-      "llama:",
-      "  models:",
-      "    default:",
-      `      path: ${JSON.stringify(await ensureFixture("demo", { toolMode: true }))}`,
-      "      threads: 1",
-      "      ctx_size: 2048",
-      "agents:",
-      "  assistant:",
-      "    temperature: 0",
-      '    tools: ["echo"]',
-      "mcp:",
-      "  servers:",
-      "    fixture:",
-      `      command: ${JSON.stringify(process.execPath)}`,
-      `      args: [${JSON.stringify(FIXTURE_SERVER_PATH)}, "--slow-echo-ms", "1500"]`,
-      "",
-    ].join("\n");
+    const yaml = configYaml({
+      llama: { models: { default: localModel(await ensureFixture("demo", { toolMode: true })) } },
+      agents: { assistant: { temperature: 0, tools: ["echo"] } },
+      mcp: { servers: { fixture: mcpServer({ command: process.execPath, args: [FIXTURE_SERVER_PATH, "--slow-echo-ms", "1500"] }) } },
+    });
     const server = await startHttpServer(yaml, [], { LOCAL_AI_HTTP_KEEPALIVE_MS: "200" });
     try {
       const response = await fetch(`${server.base}/v1/chat/completions`, {
@@ -59,30 +46,18 @@ describe("serve-http during a slow tool call (built CLI, real MCP server)", () =
 describe("serve-http with its engine down (built CLI)", () => {
   it("keeps serving: /health is 503 down with the reason, chat answers 503 in OpenAI shape", async () => {
     const { dir, configPath } = await tempConfig(
-      [
-        "llama:",
-        "  binary: /nonexistent/llama-server",
-        "  models:",
-        "    default:",
-        "      engine: llama-server",
-        `      path: ${JSON.stringify(await ensureFixture("demo"))}`,
-        `      port: ${await freePort()}`,
-        "agents:",
-        "  assistant: {}",
-        "",
-      ].join("\n"),
+      configYaml({
+        llama: { binary: "/nonexistent/llama-server", models: { default: { engine: "llama-server", path: await ensureFixture("demo"), port: await freePort() } } },
+        agents: { assistant: {} },
+      }),
     );
     const port = await freePort();
     const proc = new CliProcess(["serve-http", "--config", configPath, "--port", String(port)], { cwd: dir });
     const base = `http://127.0.0.1:${port}`;
-    let health: { status: number; body: Record<string, unknown> } = { status: 0, body: {} };
-    for (let i = 0; i < 200; i++) {
-      await sleep(50);
-      const response = await fetch(`${base}/health`).catch(() => null);
-      if (response === null) continue;
-      health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
-      if (health.body.status === "down") break;
-    }
+    // The failure is logged (an error: visible at the tests' warn level) once /health says so.
+    await proc.waitForStderr(/warm-up failed/, 20_000);
+    const response = await fetch(`${base}/health`);
+    const health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
     assert.equal(health.status, 503, JSON.stringify(health.body));
     assert.equal(health.body.status, "down");
     assert.match(JSON.stringify(health.body), /llama-server/);

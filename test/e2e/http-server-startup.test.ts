@@ -5,6 +5,7 @@ import { CliProcess } from "../helpers/cli-process.js";
 import { agentsYaml, freePort, startHttpServer } from "../helpers/http-cli-server.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml } from "../helpers/config-yaml.js";
 
 let demo = "";
 let tiny = "";
@@ -49,7 +50,7 @@ describe("serve-http startup and shutdown (built CLI)", () => {
   });
 
   it("--port equal to a llama-server model's port is config_invalid naming both keys", async () => {
-    const yaml = ["llama:", "  models:", "    default:", "      engine: llama-server", `      path: ${JSON.stringify(demo)}`, "      port: 18555", "agents:", "  assistant: {}", ""].join("\n");
+    const yaml = configYaml({ llama: { models: { default: { engine: "llama-server", path: demo, port: 18555 } } }, agents: { assistant: {} } });
     const { configPath, dir } = await tempConfig(yaml);
     const { code, stderr } = await runToExit(["--config", configPath, "--port", "18555"], dir);
     assert.equal(code, 1);
@@ -62,17 +63,11 @@ describe("serve-http startup and shutdown (built CLI)", () => {
     const port = await freePort();
     const proc = new CliProcess(["serve-http", "--config", configPath, "--port", String(port)], { cwd: dir });
     const base = `http://127.0.0.1:${port}`;
-    let health: { status?: string; warm_up?: string } = {};
-    let code = 0;
-    const deadline = Date.now() + 20_000;
-    while (health.status !== "down" && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const res = await fetch(`${base}/health`).catch(() => null);
-      if (res === null) continue;
-      code = res.status;
-      health = (await res.json()) as typeof health;
-    }
-    assert.deepEqual([code, health.status], [503, "down"], proc.stderr);
+    // The failure is logged (an error: visible at the tests' warn level) once /health says so.
+    await proc.waitForStderr(/warm-up failed/, 20_000);
+    const res = await fetch(`${base}/health`);
+    const health = (await res.json()) as { status?: string; warm_up?: string };
+    assert.deepEqual([res.status, health.status], [503, "down"], proc.stderr);
     // The reason is there; the file path is not (no token was sent: /health redacts paths).
     assert.match(health.warm_up ?? "", /no file at <path>/);
     assert.ok(!JSON.stringify(health).includes(tiny), JSON.stringify(health));
@@ -90,7 +85,8 @@ describe("serve-http startup and shutdown (built CLI)", () => {
   });
 
   it("SIGTERM with a turn in flight: the turn is cancelled within the grace period, exit 0", async () => {
-    const server = await startHttpServer(agentsYaml(demo, tiny));
+    // Info logs: "serve-http stopping" says when it stopped accepting.
+    const server = await startHttpServer(agentsYaml(demo, tiny), [], { LOCAL_AI_LOG_LEVEL: "info" });
     const res = await fetch(`${server.base}/v1/chat/completions`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -102,7 +98,7 @@ describe("serve-http startup and shutdown (built CLI)", () => {
     const started = Date.now();
     server.proc.child.kill("SIGTERM");
     // Stopped accepting: a new connection is refused while the in-flight turn winds down.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await server.proc.waitForStderr(/serve-http stopping/);
     await assert.rejects(fetch(`${server.base}/health`));
     let text = "";
     const decoder = new TextDecoder();

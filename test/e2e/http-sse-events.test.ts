@@ -4,18 +4,14 @@ import { before, describe, it } from "node:test";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import { configYaml } from "../helpers/config-yaml.js";
 
 let server: HttpServer;
 let tools: HttpServer;
 
 before(async () => {
   const [demo, tiny, toolModel] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 }), ensureFixture("demo", { toolMode: true })]);
-  const toolYaml = [
-    echoToolYaml(toolModel),
-    "http:",
-    "  max_body_bytes: 4096",
-    "",
-  ].join("\n");
+  const toolYaml = `${echoToolYaml(toolModel)}${configYaml({ http: { max_body_bytes: 4096 } })}`;
   [server, tools] = await Promise.all([startHttpServer(agentsYaml(demo, tiny)), startHttpServer(toolYaml)]);
 });
 

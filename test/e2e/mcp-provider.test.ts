@@ -88,7 +88,9 @@ describe("McpToolProvider with the fixture server", { timeout: 60_000 }, () => {
 
   it("cancels on the server side when the signal aborts", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    // Cancel once the server runs the call (its stderr says so), not on a timer racing the request.
+    const running = stderrOf("fixture").filter((l) => l.startsWith("fixture: waiting request")).length;
+    void waitUntil(() => stderrOf("fixture").filter((l) => l.startsWith("fixture: waiting request")).length > running, 10_000).then(() => controller.abort());
     const started = Date.now();
     const result = await provider.call("wait", {}, { signal: controller.signal });
     assert.equal(result.status, "cancelled");
@@ -138,6 +140,8 @@ describe("McpToolProvider close during start", { timeout: 30_000 }, () => {
     const { logger } = captureLogger("debug");
     const provider = new McpToolProvider({ a: fixtureServer(), b: fixtureServer() }, { logger });
     const starting = provider.start();
+    // Lets the start get as far as spawning (pacing, not a synchronization): wherever it is, close
+    // must end what it spawned.
     await new Promise((resolve) => setTimeout(resolve, 50));
     await provider.close();
     await starting;

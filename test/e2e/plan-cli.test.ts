@@ -1,43 +1,13 @@
 // `local-ai plan` and the stdio `plan` method on the built CLI, against the tiny GGUF fixture.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { PlanReportJson as ModelPlanReport } from "../../src/engine/plan/plan-report-schema.js";
-import { CLI_PATH, CliProcess, protocolViolations } from "../helpers/cli-process.js";
+import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
-import { WireTap, wireProtocolOf } from "../helpers/wire-recorder.js";
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The built CLI as a user runs it; a clean env so a developer's LOCAL_AI_CONFIG cannot leak in. */
-function runCli(args: string[], cwd: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOCAL_AI_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      const protocol = wireProtocolOf(args);
-      if (protocol !== null && stdout !== "") new WireTap(protocol, `local-ai ${args[0] ?? ""}`).document(stdout);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { runCli } from "../helpers/run-cli.js";
 
 describe("local-ai plan (built CLI)", () => {
   let dir = "";

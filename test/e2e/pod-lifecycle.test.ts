@@ -7,6 +7,7 @@ import { CliProcess } from "../helpers/cli-process.js";
 import { startPod, startPodIn, type PodProcess } from "../helpers/pod-process.js";
 import { PodSocketClient } from "../helpers/pod-socket-client.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 
 let pod: PodProcess;
 let yaml = "";
@@ -14,7 +15,7 @@ let yaml = "";
 before(async () => {
   // The tiny model never stops on its own: a turn runs until cancelled (or 3000 tokens).
   const tiny = await ensureFixture("tiny", { seed: 3 });
-  yaml = ["llama:", "  models:", "    tiny:", `      path: ${JSON.stringify(tiny)}`, "      threads: 1", "      ctx_size: 4096", "agents:", "  talker:", "    model: tiny", "    temperature: 0", "    max_tokens: 3000", ""].join("\n");
+  yaml = configYaml({ llama: { models: { tiny: localModel(tiny, { ctx_size: 4096 }) } }, agents: { talker: { model: "tiny", temperature: 0, max_tokens: 3000 } } });
   pod = await startPod(yaml);
 });
 

@@ -4,6 +4,7 @@ import { CliProcess } from "../helpers/cli-process.js";
 import { startPod, stderrIncludes, type PodProcess } from "../helpers/pod-process.js";
 import { PodSocketClient, type PodMessage } from "../helpers/pod-socket-client.js";
 import { chunk, sendData, sendJsonError, startSse, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { configYaml, openaiModel } from "../helpers/config-yaml.js";
 
 const DELTAS = 20_000;
 const piece = (i: number): string => `w${i} `;
@@ -39,7 +40,7 @@ before(async () => {
     })();
   });
   // coalesce_ms 0: the test counts deltas one for one (merging would hide a lost one).
-  const yaml = ["stdio:", "  coalesce_ms: 0", "llama:", "  models:", "    remote:", "      engine: openai", `      base_url: ${upstream.baseUrl}`, "      model: test-model", "agents:", "  assistant:", "    model: remote", ""].join("\n");
+  const yaml = configYaml({ stdio: { coalesce_ms: 0 }, llama: { models: { remote: openaiModel(upstream.baseUrl, "test-model") } }, agents: { assistant: { model: "remote" } } });
   // A short stall limit, so the test also sees the stalled client disconnected; a queue with
   // headroom for a loaded CI machine (the stalled client still overflows it).
   pod = await startPod(yaml, [], { LOCAL_AI_POD_STALL_MS: "3000", LOCAL_AI_POD_QUEUE_LINES: "8192" });

@@ -2,7 +2,6 @@
 // serves generated GGUF files with Range support (and the Hugging Face paths node-llama-cpp asks
 // for through HF_ENDPOINT). Nothing leaves the machine.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
@@ -15,16 +14,11 @@ import type { ModelPlanReport } from "../../src/engine/plan/plan-types.js";
 import type { Catalog } from "../../src/models/model-catalog.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
+import { runCli as runBuiltCli, type CliRun } from "../helpers/run-cli.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
 import { PULL_FIXTURE_SHAPE, partialFileKeptRanges, writeSplitTinyModel } from "../helpers/pull-fixtures.js";
 import { hugeModel, midsizeModel } from "../helpers/virtual-models.js";
 import { waitUntil } from "../helpers/wait-until.js";
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 const MiB = 1024 * 1024;
 
@@ -37,24 +31,7 @@ describe("local-ai pull, plan --model REF, models (built CLI, loopback model ser
   let url = "";
 
   /** The CLI as a user runs it, in `cwd`; a clean env (no token file, no config from the developer). */
-  const runCli = (args: string[], cwd: string, env: Record<string, string> = {}): Promise<CliRun> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI_PATH, ...args], {
-        cwd,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, HF_HOME: dir, LOCAL_AI_LOG_LEVEL: "warn", ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  const runCli = (args: string[], cwd: string, env: Record<string, string> = {}): Promise<CliRun> => runBuiltCli(args, cwd, { env: { HF_HOME: dir, ...env } });
   const freshFolder = (name: string): Promise<string> => mkdtemp(path.join(dir, `${name}-`));
   const sha = async (file: string): Promise<string> => createHash("sha256").update(await readFile(file)).digest("hex");
 

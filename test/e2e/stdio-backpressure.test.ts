@@ -13,6 +13,7 @@ describe("serve-stdio under a bad reader (built CLI)", () => {
     const pad = "p".repeat(200);
     // Ids sized so the answers overflow the pipe buffer many times over.
     proc.write(Array.from({ length: total }, (_, i) => `{"id":"${pad}-${i}","method":"ping"}\n`).join(""));
+    // The stall itself (a reader that reads nothing for 2 s), not a synchronization.
     await sleep(2000);
     assert.equal(proc.messages.length, 0, "nothing can be read while the reader is stalled");
     proc.child.stdout.resume();
@@ -33,6 +34,7 @@ describe("serve-stdio under a bad reader (built CLI)", () => {
     const singles = Array.from({ length: 2000 }, (_, i) => `{"jsonrpc":"2.0","id":"${pad}-${i}","method":"ping"}\n`);
     const batches = Array.from({ length: 100 }, (_, b) => `${JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ jsonrpc: "2.0", id: `b${b}-${i}`, method: "ping" })))}\n`);
     proc.write([...singles, ...batches].join(""));
+    // The stall itself (a reader that reads nothing for 2 s), not a synchronization.
     await sleep(2000);
     assert.equal(proc.messages.length, 0, "nothing can be read while the reader is stalled");
     proc.child.stdout.resume();
@@ -51,6 +53,8 @@ describe("serve-stdio under a bad reader (built CLI)", () => {
     const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir, env: { LOCAL_AI_LOG_LEVEL: "error" } });
     proc.child.stdout.destroy();
     for (let i = 0; i < 50; i++) proc.send({ id: i, method: "ping" });
+    // Pings answered into a closed stdout meanwhile (nothing observable: stdout is gone and the
+    // log is at error level); whether they were or not, what follows must hold.
     await sleep(300);
     proc.send({ id: "d", method: "doctor" });
     proc.send({ id: "bye", method: "shutdown" });

@@ -7,21 +7,24 @@ import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { everythingServer } from "../helpers/mcp-servers.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
 
 let demo = "";
 before(async () => {
   demo = await ensureFixture("demo");
 });
 
-async function serve(extra: string[]): Promise<CliProcess> {
-  const yaml = ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(demo)}`, "      threads: 1", "      ctx_size: 256", "agents:", "  assistant:", "    temperature: 0", "    max_tokens: 32", ...extra, ""];
-  const { dir, configPath } = await tempConfig(yaml.join("\n"));
+/** `agent`: more settings of `assistant`; `mcp`: the config's MCP servers. */
+async function serve(agent: Record<string, unknown>, mcp?: Record<string, unknown>): Promise<CliProcess> {
+  const { dir, configPath } = await tempConfig(
+    configYaml({ llama: { models: { default: localModel(demo, { ctx_size: 256 }) } }, agents: { assistant: { temperature: 0, max_tokens: 32, ...agent } }, ...(mcp ? { mcp: { servers: mcp } } : {}) }),
+  );
   return new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
 }
 
 describe("context budget (built CLI, embedded engine)", () => {
   it("an input longer than the window is context_overflow with the numbers; a short one still works", async () => {
-    const proc = await serve(['    tools: []']);
+    const proc = await serve({ tools: [] });
     const long = await proc.request({ id: 1, method: "chat", params: { session_id: "big", input: "apple ".repeat(400) } }, 30_000);
     assert.equal(long.type, "error", JSON.stringify(long));
     assert.equal(long.code, "context_overflow");
@@ -36,7 +39,7 @@ describe("context budget (built CLI, embedded engine)", () => {
 
   it("tool schemas that leave no room name ctx_size and agents.<name>.tools", async () => {
     const server = everythingServer();
-    const proc = await serve(["mcp:", "  servers:", "    everything:", `      command: ${JSON.stringify(server.command)}`, `      args: ${JSON.stringify(server.args)}`]);
+    const proc = await serve({}, { everything: mcpServer(server) });
     const reply = await proc.request({ id: 1, method: "chat", params: { input: "Hi" } }, 60_000);
     assert.equal(reply.code, "context_overflow", JSON.stringify(reply));
     assert.match(String(reply.message), /the schemas of \d+ tools \(\d+ tokens\) leave no room .* narrow agents\.assistant\.tools/);

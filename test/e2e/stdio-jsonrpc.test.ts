@@ -22,7 +22,7 @@ before(async () => {
 
 /** `assistant` answers the demo sentence; `talker` (tiny model) never stops by itself. */
 async function serve(extra: string[] = []): Promise<{ proc: CliProcess; dir: string }> {
-  const gone = ["    gone:", `      path: ${JSON.stringify(path.join("/nonexistent", "model.gguf"))}`];
+  const gone = { gone: { path: path.join("/nonexistent", "model.gguf") } };
   const { dir, configPath } = await tempConfig(`stdio:\n  max_line_bytes: 4096\n${agentsYaml(demoPath, tinyPath, gone)}`);
   return { proc: new CliProcess(["serve-stdio", "--protocol", "jsonrpc", "--config", configPath, ...extra], { cwd: dir }), dir };
 }
@@ -75,7 +75,7 @@ describe("serve-stdio --protocol jsonrpc: seed 003 through the built CLI", () =>
     assert.equal(((missing.error as Json).data as Json).code, "unknown_method");
     const invalid = await exchange('{"jsonrpc":"2.0","id":13,"method":"plan","params":{"model":5}}', 13);
     assert.equal((invalid.error as Json).code, -32602);
-    assert.deepEqual(((invalid.error as Json).data as Json).issues, [{ param: "model", message: "Invalid input: expected string, received number" }]);
+    assert.deepEqual(((invalid.error as Json).data as Json).issues, [{ param: "model", message: "must be a string (found 5)" }]);
     // Notifications are never answered, not even a failing or unknown one; a ping after them is
     // the only answer that comes.
     const quiet = proc.messages.length;

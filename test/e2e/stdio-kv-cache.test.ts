@@ -5,6 +5,7 @@ import { before, describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 
 let demo = "";
 before(async () => {
@@ -20,7 +21,7 @@ const usageOf = (proc: CliProcess, id: string): WireMessage => {
 describe("KV cache reuse across turns and sessions (built CLI, embedded engine)", () => {
   it("sessions taking turns keep their prefix cached: cached_input_tokens covers the whole previous prompt", async () => {
     const { dir, configPath } = await tempConfig(
-      ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(demo)}`, "      threads: 1", "      ctx_size: 2048", "      parallel: 2", "agents:", "  assistant:", "    temperature: 0", ""].join("\n"),
+      configYaml({ llama: { models: { default: localModel(demo, { parallel: 2 }) } }, agents: { assistant: { temperature: 0 } } }),
     );
     const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
     const turns = [

@@ -9,6 +9,7 @@ import { before, describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 
 let demo = "";
 before(async () => {
@@ -16,8 +17,7 @@ before(async () => {
 });
 
 async function setup(parallel: number): Promise<{ dir: string; configPath: string; kvDir: string }> {
-  const yaml = ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(demo)}`, "      threads: 1", "      ctx_size: 2048", `      parallel: ${parallel}`, "agents:", "  assistant:", "    temperature: 0", ""];
-  const { dir, configPath } = await tempConfig(yaml.join("\n"));
+  const { dir, configPath } = await tempConfig(configYaml({ llama: { models: { default: localModel(demo, { parallel }) } }, agents: { assistant: { temperature: 0 } } }));
   return { dir, configPath, kvDir: path.join(dir, "data", "kv-cache", "default") };
 }
 

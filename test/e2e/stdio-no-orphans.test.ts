@@ -8,6 +8,7 @@ import { CliProcess } from "../helpers/cli-process.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
+import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM_SERVER = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist/index.js");
@@ -33,6 +34,7 @@ async function childrenOf(parent: number): Promise<number[]> {
   return pids;
 }
 
+/** Bounded wait for grandchildren to be gone: a process that is not our child has no exit event to wait on. */
 async function gone(pids: number[], ms = 5000): Promise<boolean> {
   const until = Date.now() + ms;
   while (pids.some(alive) && Date.now() < until) await sleep(25);
@@ -49,26 +51,11 @@ for (const how of ["SIGTERM", "stdin EOF", "shutdown"] as const) {
         return;
       }
       const { dir, configPath } = await tempConfig(
-        [
-          "llama:",
-          `  binary: ${JSON.stringify(binary)}`,
-          "  models:",
-          "    default:",
-          "      engine: llama-server",
-          `      path: ${JSON.stringify(await ensureFixture("demo"))}`,
-          `      port: ${18490 + ["SIGTERM", "stdin EOF", "shutdown"].indexOf(how)}`,
-          "      threads: 1",
-          "      ctx_size: 2048",
-          "agents:",
-          "  assistant:",
-          "    temperature: 0",
-          "mcp:",
-          "  servers:",
-          "    fs:",
-          `      command: ${JSON.stringify(process.execPath)}`,
-          `      args: [${JSON.stringify(FILESYSTEM_SERVER)}, "."]`,
-          "",
-        ].join("\n"),
+        configYaml({
+          llama: { binary, models: { default: localModel(await ensureFixture("demo"), { engine: "llama-server", port: 18490 + ["SIGTERM", "stdin EOF", "shutdown"].indexOf(how) }) } },
+          agents: { assistant: { temperature: 0 } },
+          mcp: { servers: { fs: mcpServer({ command: process.execPath, args: [FILESYSTEM_SERVER, "."] }) } },
+        }),
       );
       const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
       const reply = await proc.request({ id: 1, method: "chat", params: { input: "hi" } }, 60_000);

@@ -5,6 +5,7 @@ import path from "node:path";
 import { before, describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
+import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 
@@ -17,29 +18,13 @@ before(async () => {
 });
 
 /** serve-stdio with the demo model in tool mode and the real `everything` MCP server from npm. */
-async function serve(engineYaml: string[], approval: boolean): Promise<CliProcess> {
+async function serve(engine: Record<string, unknown>, approval: boolean): Promise<CliProcess> {
   const { dir, configPath } = await tempConfig(
-    [
-      "llama:",
-      ...(engineYaml.length > 0 ? [`  binary: ${JSON.stringify(findLlamaServerBinary() ?? "llama-server")}`] : []),
-      "  models:",
-      "    default:",
-      `      path: ${JSON.stringify(toolModel)}`,
-      "      threads: 1",
-      "      ctx_size: 2048",
-      ...engineYaml,
-      "agents:",
-      "  assistant:",
-      "    temperature: 0",
-      '    tools: ["echo"]',
-      "mcp:",
-      "  servers:",
-      "    everything:",
-      `      command: ${JSON.stringify(process.execPath)}`,
-      `      args: [${JSON.stringify(everything)}, "stdio"]`,
-      ...(approval ? ["      requires_approval: [echo]"] : []),
-      "",
-    ].join("\n"),
+    configYaml({
+      llama: { ...(Object.keys(engine).length > 0 ? { binary: findLlamaServerBinary() ?? "llama-server" } : {}), models: { default: localModel(toolModel, engine) } },
+      agents: { assistant: { temperature: 0, tools: ["echo"] } },
+      mcp: { servers: { everything: mcpServer({ command: process.execPath, args: [everything, "stdio"] }, approval ? { requires_approval: ["echo"] } : {}) } },
+    }),
   );
   return new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
 }
@@ -65,9 +50,9 @@ function checkToolTurn(proc: CliProcess, id: string, reply: WireMessage): void {
   assert.equal(done?.retryable, false);
 }
 
-for (const [name, engineYaml] of [
-  ["embedded", []],
-  ["llama-server", ["      engine: llama-server", "      port: 18481"]],
+for (const [name, engine] of [
+  ["embedded", {}],
+  ["llama-server", { engine: "llama-server", port: 18481 }],
 ] as const) {
   describe(`a real tool call end to end (${name} engine, MCP server-everything)`, () => {
     it("the engine emits the call, the MCP echo tool runs, the model answers after the result", async (t) => {
@@ -76,7 +61,7 @@ for (const [name, engineYaml] of [
         t.skip("llama-server not built: run npm run build:llama-server");
         return;
       }
-      const proc = await serve([...engineYaml], false);
+      const proc = await serve(engine, false);
       const reply = await proc.request({ id: "t1", method: "chat", params: { session_id: "tools", input: `please ${DEMO_TOOL_TRIGGER} hi` } }, 60_000);
       checkToolTurn(proc, "t1", reply);
       await stop(proc);
@@ -86,7 +71,7 @@ for (const [name, engineYaml] of [
 
 describe("approval through the wire (embedded engine, MCP server-everything)", () => {
   it("pauses before echo, then resume with approve_execution runs it", async () => {
-    const proc = await serve([], true);
+    const proc = await serve({}, true);
     const paused = await proc.request({ id: "a1", method: "chat", params: { session_id: "ap", input: `${DEMO_TOOL_TRIGGER} hi` } }, 60_000);
     assert.equal(paused.type, "result");
     const result = paused.result as { warnings: string[]; pending_approval: unknown; response: string };
@@ -106,7 +91,7 @@ describe("approval through the wire (embedded engine, MCP server-everything)", (
 describe("--mcp-config with the common mcpServers JSON shape", () => {
   it("adds its servers to the config, and a broken file is reported, not fatal", async () => {
     const { dir, configPath } = await tempConfig(
-      ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(toolModel)}`, "      threads: 1", "      ctx_size: 2048", "agents:", "  assistant:", "    temperature: 0", '    tools: ["echo"]', ""].join("\n"),
+      configYaml({ llama: { models: { default: localModel(toolModel) } }, agents: { assistant: { temperature: 0, tools: ["echo"] } } }),
     );
     const mcpFile = path.join(dir, "mcp.json");
     await writeFile(mcpFile, JSON.stringify({ mcpServers: { everything: { type: "stdio", command: process.execPath, args: [everything, "stdio"] } } }));

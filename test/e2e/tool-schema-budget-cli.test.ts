@@ -2,7 +2,6 @@
 // MCP server, the tool-mode demo GGUF's own tokenizer and chat template): more than half is a
 // warning, no room for a turn fails doctor; the count is the one a chat then meets at run time.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,25 +9,11 @@ import { after, before, describe, it } from "node:test";
 import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import type { PlanReportJson } from "../../src/engine/plan/plan-report-schema.js";
 import type { ToolSchemaShare } from "../../src/engine/plan/tool-schema-budget.js";
-import { CLI_PATH, CliProcess } from "../helpers/cli-process.js";
+import { CliProcess } from "../helpers/cli-process.js";
+import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
+import { runCli } from "../helpers/run-cli.js";
 import { everythingServer } from "../helpers/mcp-servers.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
-
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe("tool schemas against the context (doctor, plan; built CLI)", () => {
   let dir = "";
@@ -39,41 +24,18 @@ describe("tool schemas against the context (doctor, plan; built CLI)", () => {
     dir = await mkdtemp(path.join(tmpdir(), "tool-budget-"));
     config = path.join(dir, "config.yaml");
     const everything = everythingServer();
-    const model = (ctx: number): string[] => [`      path: ${JSON.stringify(gguf)}`, "      threads: 1", `      ctx_size: ${ctx}`];
     await writeFile(
       config,
-      [
-        "app:",
-        "  data_dir: ./data",
-        "llama:",
-        "  models:",
-        "    roomy:",
-        ...model(4096),
-        "    half:",
-        ...model(1024),
-        "    small:",
-        ...model(512),
-        "agents:",
-        "  fits:",
-        "    model: roomy",
-        '    tools: ["everything/echo"]',
-        "    temperature: 0",
-        "  over:",
-        "    model: half",
-        '    tools: ["everything/echo"]',
-        "  none:",
-        "    model: small",
-        '    tools: ["*"]',
-        "mcp:",
-        "  servers:",
-        "    everything:",
-        `      command: ${JSON.stringify(everything.command)}`,
-        `      args: ${JSON.stringify(everything.args)}`,
-        "    broken:",
-        `      command: ${JSON.stringify(process.execPath)}`,
-        '      args: ["-e", "process.exit(3)"]',
-        "",
-      ].join("\n"),
+      configYaml({
+        app: { data_dir: "./data" },
+        llama: { models: { roomy: localModel(gguf, { ctx_size: 4096 }), half: localModel(gguf, { ctx_size: 1024 }), small: localModel(gguf, { ctx_size: 512 }) } },
+        agents: {
+          fits: { model: "roomy", tools: ["everything/echo"], temperature: 0 },
+          over: { model: "half", tools: ["everything/echo"] },
+          none: { model: "small", tools: ["*"] },
+        },
+        mcp: { servers: { everything: mcpServer(everything), broken: mcpServer({ command: process.execPath, args: ["-e", "process.exit(3)"] }) } },
+      }),
     );
   });
 

@@ -18,7 +18,8 @@ const engine = new ScriptedEngine([
 ]);
 const tools = new ScriptedToolProvider([
   { name: "fast", inputSchema: schema, replies: () => (appendFileSync(marker, "fast\n"), { content: "fast done" }) },
-  { name: "slow", inputSchema: schema, replies: () => (appendFileSync(marker, "slow-start\n"), { content: "never", delayMs: 60_000 }) },
+  // stdout tells the parent the moment `slow` runs (the marker file is what it checks after).
+  { name: "slow", inputSchema: schema, replies: () => (appendFileSync(marker, "slow-start\n"), process.stdout.write("slow-start\n"), { content: "never", delayMs: 60_000 }) },
 ]);
 const harness = await agentHarness(engine, tools, "", dataDir);
 await harness.turn({ session_id: "crash", input: "run both" });

@@ -58,6 +58,7 @@ export class CliProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private partial = "";
   private listeners: Array<() => void> = [];
+  private stderrListeners: Array<() => void> = [];
   /** Every protocol line goes to the wire recorder, validated against schema/ after the file. */
   private readonly tap: WireTap | null;
 
@@ -72,7 +73,10 @@ export class CliProcess {
     this.child.stdout.setEncoding("utf8");
     this.child.stderr.setEncoding("utf8");
     this.child.stdout.on("data", (chunk: string) => this.onStdout(chunk));
-    this.child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
+    this.child.stderr.on("data", (chunk: string) => {
+      this.stderr += chunk;
+      for (const listener of [...this.stderrListeners]) listener();
+    });
     this.child.stdin.on("error", () => undefined);
     trackChild(this.child);
     this.exited = new Promise((resolve) =>
@@ -115,6 +119,33 @@ export class CliProcess {
         reject(new Error(`timed out waiting for a message; got ${JSON.stringify(this.messages).slice(0, 2000)}; stderr: ${this.stderr.slice(-2000)}`));
       }, timeoutMs);
       if (!check()) this.listeners.push(onChange);
+    });
+  }
+
+  /** Resolves once stderr (the log) matches, checked on each write; rejects after the timeout or at exit. */
+  waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stop = (): void => {
+        clearTimeout(timer);
+        this.stderrListeners = this.stderrListeners.filter((listener) => listener !== check);
+      };
+      const check = (): void => {
+        if (!pattern.test(this.stderr)) return;
+        stop();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`timed out waiting for ${String(pattern)} on stderr: ${this.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      this.stderrListeners.push(check);
+      check();
+      // "close": the process exited and its stderr is fully read.
+      this.child.once("close", () => {
+        if (!this.stderrListeners.includes(check)) return;
+        stop();
+        reject(new Error(`exited before ${String(pattern)} appeared on stderr: ${this.stderr.slice(-2000)}`));
+      });
     });
   }
 

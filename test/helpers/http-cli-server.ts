@@ -1,21 +1,10 @@
-import { createServer } from "node:net";
 import { CliProcess } from "./cli-process.js";
 import { tempConfig } from "./temp-config.js";
+import { freePort } from "./free-port.js";
+
+export { freePort };
 
 export { agentsYaml } from "./agents-yaml.js";
-
-/** A port nobody listens on right now (the OS picks it), so parallel test files never collide. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface HttpServer {
   proc: CliProcess;
@@ -33,6 +22,8 @@ export async function startHttpServer(yaml: string, extraArgs: string[] = [], en
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
+    // A readiness poll, paced at 100 ms: /health is the only readiness signal at the tests' warn
+    // log level (and an early exit ends the wait at once).
     const exited = await Promise.race([proc.exited.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 100))]);
     if (exited) throw new Error(`serve-http exited early: ${proc.stderr}`);
     const status = await fetch(`${base}/health`).then((r) => r.status, () => 0);

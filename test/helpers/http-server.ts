@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { tempConfig } from "./temp-config.js";
+import { freePort } from "./free-port.js";
+
+export { freePort };
 
 /**
  * `local-ai serve-http` as a child process on a free port, ready when `GET /health` answers 200,
@@ -41,20 +43,6 @@ export interface HttpServer {
   stderr(): string;
   /** SIGTERM, then resolves on exit; rejects unless the exit code is 0 (SIGKILL after timeoutMs). */
   stop(timeoutMs?: number): Promise<void>;
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1 (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `llama:` and `agents:` sections: `assistant` on the demo model (greedy, exact sentence), `talker` on the tiny model (never stops by itself). */
@@ -108,6 +96,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     } catch (error) {
       last = String(error);
     }
+    // Paces a readiness poll: /health is the only readiness signal at the tests' warn log level.
     await sleep(100);
   }
 

@@ -48,6 +48,10 @@ export function alive(pid: number): boolean {
   }
 }
 
+/**
+ * A bounded poll (20 ms apart) for state that has no event to wait on from here: a grandchild
+ * process's exit, a line an MCP server wrote to its stderr reaching our logger.
+ */
 export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (!check()) {

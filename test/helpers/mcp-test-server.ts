@@ -78,6 +78,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<
     case "get.weather":
       return text("sunny");
     case "wait":
+      // The test waits for this line (through our logger) before it cancels: the call is running.
+      process.stderr.write(`fixture: waiting request ${String(extra.requestId)}\n`);
       return new Promise((resolve) => {
         const timer = setTimeout(() => resolve(text("waited")), typeof args.ms === "number" ? args.ms : 30_000);
         extra.signal.addEventListener("abort", () => {

@@ -2,9 +2,8 @@
 // (so one signal stops it and anything it spawned), readiness by polling GET /health (503 while
 // the model loads), and its stderr kept in memory so tests can see what the server observed
 // (e.g. "cancel task" when our client hangs up mid-stream).
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { execa, type ResultPromise } from "execa";
+import { freePort } from "./free-port.js";
 
 export interface LlamaServerHandle {
   port: number;
@@ -37,14 +36,6 @@ process.once("exit", () => {
     }
   }
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -122,6 +113,7 @@ export async function startLlamaServer(options: StartLlamaServerOptions): Promis
       await stop();
       throw new Error(`llama-server not ready after ${options.readyTimeoutMs ?? 30_000} ms:\n${lines.slice(-20).join("\n")}`);
     }
+    // Paces a readiness poll: llama-server's /health (503 while loading) is its readiness signal.
     await sleep(50);
   }
 

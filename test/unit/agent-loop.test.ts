@@ -79,8 +79,11 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
     const engine = new ScriptedEngine([[{ type: "text", delta: "a" }, { type: "text", delta: "b" }, { type: "text", delta: "c" }, { type: "end", finishReason: "stop" }], say("resumed answer")], 50);
     const h = await agentHarness(engine, new ScriptedToolProvider([]));
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 80);
-    await rejectsWith(h.turn({ session_id: "c", input: "long" }, controller.signal), "cancelled");
+    // Abort once the answer is streaming (not on a timer that races the turn's setup).
+    const onEvent = (event: { event: string }): void => {
+      if (event.event === "llm_chunk") controller.abort();
+    };
+    await rejectsWith(h.turn({ session_id: "c", input: "long" }, controller.signal, { onEvent }), "cancelled");
     const checkpoint = await h.store.sessions.readCheckpoint("default_user", "c");
     assert.equal(checkpoint?.status, "running");
     const { result } = await h.turn({ session_id: "c", resume: true });

@@ -215,10 +215,20 @@ describe("withCoalescedEmit", () => {
 
   it("with real timers, pending text leaves when the window elapses and the timer does not hold the loop", async () => {
     const out: AgentEvent[] = [];
-    const c = new DeltaCoalescer((e) => out.push(e), { windowMs: 5 });
+    let flushed = (): void => undefined;
+    const second = new Promise<void>((resolve) => (flushed = resolve));
+    const c = new DeltaCoalescer(
+      (e) => {
+        out.push(e);
+        if (out.length === 2) flushed();
+      },
+      { windowMs: 5 },
+    );
     c.emit(text("a"));
     c.emit(text("b"));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The first delta leaves at once, the second when the window's timer fires.
+    assert.deepEqual(out, [text("a")]);
+    await second;
     assert.deepEqual(out, [text("a"), text("b")]);
     c.close();
   });

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
 import { dispatch } from "../../src/protocol/dispatcher.js";
-import { defineMethod, type MethodContext, type MethodDefinition } from "../../src/protocol/method.js";
+import { defineMethod, type MethodContext, type MethodDefinition, type ParamsSchema } from "../../src/protocol/method.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
+import { cancelParams, chatParams, initializeParams, pullParams } from "../../src/protocol/methods/params-schemas.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 const table = new Map<string, MethodDefinition<never>>([
@@ -48,5 +49,56 @@ describe("dispatch", () => {
     const controller = new AbortController();
     controller.abort();
     assert.equal(await codeOf(dispatch(table, "echo", { text: "x" }, context(controller.signal))), "cancelled");
+  });
+});
+
+describe("dispatch: params of the wrong shape say what is accepted", () => {
+  const answering = (params: ParamsSchema<unknown>): MethodDefinition<never> => defineMethod({ params, result: async () => z.unknown(), handle: async () => "ran" });
+  const real = new Map<string, MethodDefinition<never>>([
+    ["chat", answering(chatParams)],
+    ["cancel", answering(cancelParams)],
+    ["initialize", answering(initializeParams)],
+    ["pull", answering(pullParams)],
+  ]);
+
+  async function failure(method: string, params: Record<string, unknown>): Promise<{ message: string; issues: unknown }> {
+    try {
+      await dispatch(real, method, params, context());
+    } catch (error) {
+      assert.ok(error instanceof RuntimeError);
+      assert.equal(error.code, "invalid_params");
+      return { message: error.message, issues: error.details?.issues };
+    }
+    return assert.fail("expected invalid_params");
+  }
+
+  it("a union param names itself and its options instead of zod's 'Invalid input'", async () => {
+    assert.deepEqual(await failure("chat", { input: 5 }), {
+      message: 'Invalid params for "chat": input: must be a string or a list (found 5)',
+      issues: [{ param: "input", message: "must be a string or a list (found 5)" }],
+    });
+    assert.equal((await failure("cancel", { request_id: true })).message, 'Invalid params for "cancel": request_id: must be a string or a number (found true)');
+    assert.equal((await failure("initialize", { protocol_versions: [1, null] })).message, 'Invalid params for "initialize": protocol_versions.1: must be an integer or a string (found null)');
+  });
+
+  it("inside a list, the bad part is named (the list itself was the right type)", async () => {
+    assert.equal((await failure("chat", { input: [{ type: "video" }] })).message, 'Invalid params for "chat": input.0.type: must be one of "text", "image_url" (found "video")');
+    assert.equal((await failure("chat", { input: [{ type: "text", text: "a" }, { type: "text" }] })).message, 'Invalid params for "chat": input.1.text: is required: must be a string');
+    assert.equal((await failure("chat", { input: [{ type: "image_url", image_url: { url: 7 } }] })).message, 'Invalid params for "chat": input.0.image_url.url: must be a string (found 7)');
+  });
+
+  it("a missing or mistyped plain param says what it must be", async () => {
+    assert.equal((await failure("pull", {})).message, 'Invalid params for "pull": ref: is required: must be a string');
+    assert.equal((await failure("pull", { ref: "m.gguf", force: "yes" })).message, 'Invalid params for "pull": force: must be true or false (found "yes")');
+  });
+
+  it("keeps the messages that already say what is wrong", async () => {
+    assert.equal((await failure("chat", { sesion_id: "s", input: "hi" })).message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, resume, approve_execution');
+    assert.equal((await failure("chat", {})).message, 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true');
+  });
+
+  it("accepts what it accepted before", async () => {
+    assert.equal(await dispatch(real, "chat", { input: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: "" } }] }, context()), "ran");
+    assert.equal(await dispatch(real, "cancel", { request_id: 3 }, context()), "ran");
   });
 });

@@ -31,6 +31,8 @@ async function run(args: string[], cwd: string, options: { tty?: boolean; global
     stderr,
     stdoutIsTTY: options.tty ?? false,
     version: "1.2.3",
+    // doctor prints through stdout above; it never touches the process's own streams.
+    io: process,
     setExitCode: (code) => {
       exitCode = code;
     },

@@ -8,16 +8,8 @@ import { loadConfig, parseConfigText, type ConfigState } from "../../src/config/
 import type { CheckResult, DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import { runDoctor } from "../../src/diagnostics/run-doctor.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { freePort } from "../helpers/free-port.js";
 
-
-/** A port that was free a moment ago; good enough for a check that only binds and closes. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function find(report: DoctorReport, id: string): CheckResult {
   const check = report.checks.find((candidate) => candidate.id === id);

@@ -4,9 +4,11 @@ import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
 import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
 import type { StatelessTurnRequest, StatelessTurnResult } from "../../src/agent/stateless-turn.js";
 import { createHttpApp } from "../../src/http/app.js";
-import type { HttpDeps, HttpSettings, RuntimeHealth, TurnRunner } from "../../src/http/http-deps.js";
+import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
+import type { HttpDeps, HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
+import { abortedWithin } from "../helpers/aborted-within.js";
 
 /** A scripted SessionRunner: emits the given events, then returns (or throws). */
 class ScriptedRunner implements TurnRunner {
@@ -328,7 +330,8 @@ describe("HTTP app (app.request, scripted runner)", () => {
     const reader = res.body?.getReader();
     await reader?.read();
     await reader?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(runner.signals[0]?.aborted, true);
+    const signal = runner.signals[0];
+    assert.ok(signal !== undefined, "the turn started");
+    assert.equal(await abortedWithin(signal), true);
   });
 });

@@ -231,6 +231,7 @@ describe("embeddings and completions through the app (app.request, stub engines)
     const endless = new StubEngine("embedded", "default", (request) => {
       seen = request.signal;
       return (async function* () {
+        // An endless generation, paced at one chunk a millisecond (not a synchronization).
         while (request.signal?.aborted !== true) yield await new Promise<CompletionChunk>((resolve) => setTimeout(() => resolve({ type: "text", delta: "x" }), 1));
         throw new RuntimeError("cancelled", "cancelled");
       })();

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { configSchema } from "../../src/config/schema.js";
 import { healthBody } from "../../src/http/health-status.js";
-import type { RuntimeHealth } from "../../src/http/http-deps.js";
+import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
 import { UsageTally } from "../../src/http/openai/completion.js";
 import { HttpError, toOpenAiError } from "../../src/http/openai/errors.js";
 import { framesFor } from "../../src/http/openai/event-frames.js";

@@ -16,6 +16,7 @@ import {
   type ScriptedUpstream,
   type UpstreamHandler,
 } from "../helpers/openai-sse-upstream.js";
+import { heldResponse } from "../helpers/held-response.js";
 
 const MODEL = "test-model";
 let upstream: ScriptedUpstream | undefined;
@@ -303,6 +304,8 @@ describe("streamOpenAiChat: errors", () => {
     const up = await serve((_req, res) => {
       startSse(res);
       sendData(res, chunk({ content: "partial" }));
+      // The fault, paced: the cut comes a moment after the partial chunk so the client has read it
+      // (a reset right behind the data may discard it in the client's kernel). Not a synchronization.
       setTimeout(() => res.socket?.destroy(), 20);
     });
     const { error, yielded } = await collectError(stream(up));
@@ -357,18 +360,20 @@ describe("streamOpenAiChat: cancellation and cleanup", () => {
     const controller = new AbortController();
     const iterator = stream(up, request({ signal: controller.signal }))[Symbol.asyncIterator]();
     assert.deepEqual(await iterator.next(), { done: false, value: { type: "text", delta: "first" } });
+    // The read is pending from here on (the iterator awaits the next chunk of a server that hangs).
     const pending = iterator.next();
-    setTimeout(() => controller.abort(), 30);
+    controller.abort();
     await assert.rejects(pending, (err: unknown) => isRuntimeError(err) && err.code === "cancelled");
     assert.equal((await up.requests[0]!.closed).finished, false);
   });
 
   it("abort before the response headers: cancelled and the request is closed", async () => {
-    const up = await serve(() => undefined); // never answers
+    const held = heldResponse();
+    const up = await serve(() => held.hold(() => undefined)); // never answers
     const controller = new AbortController();
     const iterator = stream(up, request({ signal: controller.signal }))[Symbol.asyncIterator]();
     const pending = iterator.next();
-    while (up.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await held.arrived;
     controller.abort();
     await assert.rejects(pending, (err: unknown) => isRuntimeError(err) && err.code === "cancelled");
     assert.equal((await up.requests[0]!.closed).finished, false);

@@ -17,6 +17,7 @@ import {
   type ScriptedUpstream,
   type UpstreamHandler,
 } from "../helpers/openai-sse-upstream.js";
+import { heldResponse } from "../helpers/held-response.js";
 
 const SECRET = "sk-very-secret-key";
 let upstream: ScriptedUpstream | undefined;
@@ -83,13 +84,11 @@ describe("OpenAiEngine", () => {
   });
 
   it("concurrent warm-ups share one check", async () => {
-    let release: (() => void) | undefined;
-    upstream = await startUpstream((_req, res) => {
-      release = () => json(res, MODELS);
-    });
+    const held = heldResponse();
+    upstream = await startUpstream((_req, res) => held.hold(() => json(res, MODELS)));
     engine = new OpenAiEngine("chat", config(upstream.baseUrl), { logger: captureLogger().logger });
     const all = Promise.all([engine.warmUp(), engine.warmUp(), engine.warmUp()]);
-    while (release === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    const release = await held.arrived;
     assert.equal(engine.health().state, "starting");
     release();
     await all;
@@ -137,11 +136,12 @@ describe("OpenAiEngine", () => {
 
   it("warm-up abort: rejects cancelled at once, closes the check, and can be retried", async () => {
     let hang = true;
-    upstream = await startUpstream((req, res) => (hang ? undefined : healthyServer(req, res, undefined)));
+    const held = heldResponse();
+    upstream = await startUpstream((req, res) => (hang ? held.hold(() => undefined) : healthyServer(req, res, undefined)));
     engine = new OpenAiEngine("chat", config(upstream.baseUrl), { logger: captureLogger().logger });
     const controller = new AbortController();
     const pending = engine.warmUp({ signal: controller.signal });
-    while (upstream.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await held.arrived;
     controller.abort();
     await assert.rejects(pending, isCode("cancelled"));
     assert.equal((await upstream.requests[0]!.closed).finished, false, "the abandoned check was closed");
@@ -152,15 +152,13 @@ describe("OpenAiEngine", () => {
   });
 
   it("one caller aborting does not cancel the warm-up another caller still waits for", async () => {
-    let release: (() => void) | undefined;
-    upstream = await startUpstream((_req, res) => {
-      release = () => json(res, MODELS);
-    });
+    const held = heldResponse();
+    upstream = await startUpstream((_req, res) => held.hold(() => json(res, MODELS)));
     engine = new OpenAiEngine("chat", config(upstream.baseUrl), { logger: captureLogger().logger });
     const controller = new AbortController();
     const first = engine.warmUp({ signal: controller.signal });
     const second = engine.warmUp();
-    while (release === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    const release = await held.arrived;
     controller.abort();
     await assert.rejects(first, isCode("cancelled"));
     release();

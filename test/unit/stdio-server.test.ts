@@ -9,6 +9,7 @@ import { pingMethod } from "../../src/protocol/methods/ping.js";
 import { shutdownMethod } from "../../src/protocol/methods/shutdown.js";
 import { runStdioServer, type StdioControl, type StdioServerResult } from "../../src/protocol/stdio-server.js";
 import { captureLogger } from "../helpers/capture-logger.js";
+import { waitUntil } from "../helpers/wait-until.js";
 
 interface Harness {
   input: PassThrough;
@@ -35,10 +36,8 @@ function start(build: (control: StdioControl) => Array<[string, MethodDefinition
     ...(signal ? { signal } : {}),
   });
   const lines = (): Array<Record<string, unknown>> => text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
-  const waitFor = async (count: number): Promise<void> => {
-    for (let i = 0; i < 400 && lines().length < count; i++) await delay(5);
-    assert.ok(lines().length >= count, `expected ${count} lines, got ${text}`);
-  };
+  // Re-checked on each write the server makes; the timeout only bounds a hang.
+  const waitFor = (count: number): Promise<void> => waitUntil(() => lines().length >= count, [{ emitter: output, event: "data" }], 10_000, () => `expected ${count} lines, got ${text}`);
   return { input, lines, waitFor, done, records };
 }
 
@@ -153,7 +152,11 @@ describe("runStdioServer", () => {
       params: z.object({}).loose(), result: async () => z.unknown(),
       handle: (_params, context) => new Promise((_resolve, reject) => context.signal.addEventListener("abort", () => reject(new Error("aborted")))),
     });
-    const quick = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => { await delay(50); return "quick"; } });
+    const quick = defineMethod({ params: z.object({}).loose(), result: async () => z.unknown(), handle: async () => {
+      // Work that takes a moment and finishes within the grace period (a duration, not a synchronization).
+      await delay(50);
+      return "quick";
+    } });
     const h = start(() => [["stuck", stuck], ["quick", quick]], { shutdownGraceMs: 300 });
     h.input.end('{"id":"a","method":"stuck"}\n{"id":"b","method":"quick"}\n');
     const result = await h.done;

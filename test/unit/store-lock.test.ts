@@ -40,6 +40,7 @@ describe("withSessionLock", () => {
       inside += 1;
       assert.equal(inside, 1, "two turns overlapped");
       log.push(`${name}:start`);
+      // The turn's duration (so turns would overlap without the lock), not a synchronization.
       await delay(ms);
       log.push(`${name}:end`);
       inside -= 1;
@@ -61,6 +62,7 @@ describe("withSessionLock", () => {
     // s1 waits for s2 to open the gate: this deadlocks if sessions were serialized together.
     const first = store.withSessionLock("u1", "s1", async () => gate);
     const second = store.withSessionLock("u1", "s2", async () => release());
+    // The delay only bounds the deadlock this test would otherwise hang on.
     const done = await Promise.race([Promise.all([first, second]).then(() => true), delay(2000).then(() => false)]);
     assert.ok(done, "sessions blocked each other");
   });

@@ -24,10 +24,8 @@ export async function runChatCommand(command: Command, deps: CliDeps): Promise<v
   const { runTerminalChat } = await import("../../app/terminal-chat.js");
   const code = await runTerminalChat(
     { configState: loaded.configState, info: readPackageInfo(), agent: options.agent, session: options.session, showThinking: options.thinking, showUsage: options.usage === true },
-    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: deps.env },
+    { stdin: deps.io.stdin, stdout: deps.io.stdout, stderr: deps.io.stderr, env: deps.env },
   );
-  // Everything written has reached stdout before the exit (a pipe to a script must get the last answer).
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   // A turn abandoned by a forced exit (second Ctrl-C, SIGTERM) must not keep the process up.
-  process.exit(code);
+  deps.io.exit(code);
 }

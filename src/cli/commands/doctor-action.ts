@@ -3,6 +3,7 @@ import { loadConfig } from "../../config/load-config.js";
 import { renderDoctorTable } from "../../diagnostics/render-doctor.js";
 import { runDoctor } from "../../diagnostics/run-doctor.js";
 import type { CliDeps } from "../cli-deps.js";
+import { writeOut } from "../write-out.js";
 
 export interface DoctorOptions {
   json?: boolean;
@@ -16,13 +17,6 @@ export async function runDoctorCommand(command: Command, deps: CliDeps): Promise
   const configState = await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd });
   const report = await runDoctor({ configState, version: deps.version, env: deps.env });
   const text = options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorTable(report, { color: deps.stdoutIsTTY });
-  await write(deps.stdout, text);
+  await writeOut(deps.stdout, text);
   deps.setExitCode(report.ok ? 0 : 1);
-}
-
-/** Resolves once the text is handed to the OS, so a piped reader gets all of it before exit. */
-function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    stream.write(text, (error) => (error === undefined || error === null ? resolve() : reject(error)));
-  });
 }

@@ -43,7 +43,7 @@ export async function runInitCommand(command: Command, deps: CliDeps): Promise<v
         deps.setExitCode(1);
       }
     } finally {
-      exitSoonAfter();
+      exitSoonAfter(deps.io);
     }
   }
   deps.stdout.write(renderNext(next));
@@ -52,8 +52,8 @@ export async function runInitCommand(command: Command, deps: CliDeps): Promise<v
 /** Download when asked by flag; with neither flag, ask only a person at a terminal. */
 async function wantsPull(flag: boolean | undefined, model: string, deps: CliDeps): Promise<boolean> {
   if (flag !== undefined) return flag;
-  if (deps.stdin === undefined || deps.stdinIsTTY !== true || deps.stderrIsTTY !== true) return false;
-  return askYesNo(deps.stdin, deps.stderr, `Download ${model} now? It is checked first against this machine (only its header is read). [Y/n] `, true);
+  if (deps.io.stdin.isTTY !== true || deps.stderrIsTTY !== true) return false;
+  return askYesNo(deps.io.stdin, deps.stderr, `Download ${model} now? It is checked first against this machine (only its header is read). [Y/n] `, true);
 }
 
 function forcedPull(step: NextStep): NextStep {

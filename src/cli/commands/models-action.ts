@@ -5,7 +5,7 @@ import { formatParams } from "../../engine/plan/plan-alternatives.js";
 import { downloadSettingsOf } from "../../models/download-settings.js";
 import { listModels, removeModel, type Catalog } from "../../models/model-catalog.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
-import { configOrDefaults } from "../cli-config.js";
+import { configOrDefaults } from "../../config/config-or-defaults.js";
 import type { CliDeps } from "../cli-deps.js";
 import { writeOut } from "../write-out.js";
 

@@ -80,7 +80,7 @@ function session(socket: Socket, runText: string | undefined, deps: CliDeps): Pr
     socket.on("close", () => {
       // Reading stdin would keep the process up after the pod is gone.
       input?.close();
-      if (input !== null) process.stdin.destroy();
+      if (input !== null) deps.io.stdin.destroy();
       // The pod went away before our turn ended: that is not a finished turn.
       resolve(outcome ?? (runText === undefined ? 0 : 1));
     });
@@ -89,7 +89,7 @@ function session(socket: Socket, runText: string | undefined, deps: CliDeps): Pr
       return;
     }
     send("get_status");
-    input = createInterface({ input: process.stdin, terminal: false });
+    input = createInterface({ input: deps.io.stdin, terminal: false });
     input.on("line", (raw) => {
       const line = raw.trim();
       if (line === "") return;

@@ -32,6 +32,6 @@ export async function runPullCommand(ref: string, command: Command, deps: CliDep
         return;
     }
   } finally {
-    exitSoonAfter();
+    exitSoonAfter(deps.io);
   }
 }

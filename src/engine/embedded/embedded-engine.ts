@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
 import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import type { EngineChunk, FinishReason, GenerateRequest, ToolCall, ToolSpec } from "../chat-types.js";
+import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
 import { autoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
@@ -17,9 +16,8 @@ import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
 import { promptTokensFor } from "./prompt-tokens.js";
 import { SequencePool } from "./sequence-pool.js";
-import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
-import { toChatFunctions } from "./to-chat-functions.js";
-import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
+import { offeredTools } from "./generation-options.js";
+import { generateOnSequence } from "./sequence-generation.js";
 
 export interface EmbeddedEngineDeps {
   llama: LlamaRuntime;
@@ -232,7 +230,7 @@ export class EmbeddedEngine implements Engine {
       const ready = await this.ensureLoaded({ signal: controller.signal });
       loaded = ready;
       sequence = await this.lend(ready, controller.signal, request);
-      const result = await this.generateOn(loaded, sequence, request, controller.signal, emit);
+      const result = await generateOnSequence({ sequence, chatWrapper: ready.chatWrapper, request, signal: controller.signal, emit, llama: async () => (await this.deps.llama.get()).llama });
       if (controller.signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled");
       for (const chunk of result) emit(chunk);
       queue.close();
@@ -244,87 +242,6 @@ export class EmbeddedEngine implements Engine {
       if (sequence && loaded) loaded.pool.release(sequence);
     }
   }
-
-  private async generateOn(
-    loaded: Loaded,
-    sequence: LlamaContextSequence,
-    request: GenerateRequest,
-    signal: AbortSignal,
-    emit: (chunk: EngineChunk) => void,
-  ): Promise<EngineChunk[]> {
-    const { LlamaChat } = await import("node-llama-cpp");
-    // response_format: a grammar from the schema (node-llama-cpp cannot combine it with functions).
-    const grammar = await grammarFor(request, () => this.deps.llama.get().then(({ llama }) => llama));
-    const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper, autoDisposeSequence: false });
-    const outputBefore = sequence.tokenMeter.getState().usedOutputTokens;
-    const inputBefore = sequence.tokenMeter.getState().usedInputTokens;
-    const started = new Map<number, { id: string; name: string; text: string }>();
-    const tools = grammar === null ? offeredTools(request) : [];
-    try {
-      const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
-        signal,
-        maxTokens: request.maxTokens,
-        temperature: request.temperature,
-        ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
-        ...(request.topP === undefined ? {} : { topP: request.topP }),
-        ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
-        repeatPenalty: repeatPenaltyOf(request),
-        onResponseChunk: (chunk) => {
-          if (chunk.text === "") return;
-          if (chunk.type === "segment") {
-            if (chunk.segmentType === "thought") emit({ type: "reasoning", delta: chunk.text });
-          } else {
-            emit({ type: "text", delta: chunk.text });
-          }
-        },
-        ...(tools.length > 0
-          ? {
-              functions: toChatFunctions(tools),
-              ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
-              onFunctionCallParamsChunk: (chunk) => {
-                let call = started.get(chunk.callIndex);
-                if (!call) {
-                  call = { id: `call_${randomBytes(6).toString("hex")}`, name: chunk.functionName, text: "" };
-                  started.set(chunk.callIndex, call);
-                  emit({ type: "tool_call_start", index: chunk.callIndex, id: call.id, name: call.name });
-                }
-                if (chunk.paramsChunk !== "") {
-                  call.text += chunk.paramsChunk;
-                  emit({ type: "tool_call_delta", index: chunk.callIndex, delta: chunk.paramsChunk });
-                }
-              },
-            }
-          : grammar === null ? {} : { grammar }),
-      });
-      const calls: ToolCall[] = (response.functionCalls ?? []).map((functionCall, index) => {
-        const streamed = started.get(index);
-        const call: ToolCall = {
-          id: streamed?.id ?? `call_${randomBytes(6).toString("hex")}`,
-          name: functionCall.functionName,
-          arguments: JSON.stringify(functionCall.params ?? {}),
-        };
-        if (!streamed) emit({ type: "tool_call_start", index, id: call.id, name: call.name });
-        return call;
-      });
-      const outputTokens = sequence.tokenMeter.getState().usedOutputTokens - outputBefore;
-      const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
-      // Prompt tokens the sequence already held (a shared prefix) were not evaluated again.
-      const promptTokens = Math.max(0, sequence.contextTokens.length - outputTokens);
-      const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
-      chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, promptTokens - evaluated) });
-      chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
-      return chunks;
-    } finally {
-      chat.dispose({ disposeSequence: false });
-    }
-  }
-}
-
-function finishReasonOf(stopReason: string, calls: number): FinishReason {
-  if (calls > 0 || stopReason === "functionCalls") return "tool_calls";
-  if (stopReason === "maxTokens") return "length";
-  if (stopReason === "abort") return "cancelled";
-  return "stop";
 }
 
 function toEngineError(error: unknown): RuntimeError {

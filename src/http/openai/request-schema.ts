@@ -1,10 +1,12 @@
 import { z } from "zod";
 import type { ContentPart } from "../../engine/chat-types.js";
+import { contentPartSchema, textPartSchema } from "../../shared/content-part-schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { parseBody } from "./parse-body.js";
 
-const textPart = z.object({ type: z.literal("text"), text: z.string() }).loose();
-const contentPart = z.discriminatedUnion("type", [textPart, z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1) }).loose() }).loose()]);
+const textPart = textPartSchema;
+// OpenAI refuses an image part without a URL; so does this API.
+const contentPart = contentPartSchema(z.string().min(1));
 
 const toolCall = z
   .object({

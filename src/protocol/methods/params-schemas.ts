@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { contentPartSchema } from "../../shared/content-part-schema.js";
 
 /**
  * The zod params schemas of the stdio methods, in one module that each method imports on its
@@ -15,10 +16,7 @@ export const initializeParams = z
   })
   .loose();
 
-const contentPart = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("text"), text: z.string() }),
-  z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string() }) }),
-]);
+const contentPart = contentPartSchema();
 
 export const chatParams = z
   .object({

@@ -1,32 +1,37 @@
-import { runAcpServer } from "../../acp/acp-server.js";
-import type { AcpDeps } from "../../acp/acp-deps.js";
-import type { ConfigState } from "../../config/read-config-file.js";
-import type { Config, ModelConfig } from "../../config/schema.js";
-import { describeModel } from "../../engine/describe-model.js";
-import type { LazyRuntime } from "../../app/lazy-runtime.js";
-import type { CliDeps } from "../cli-deps.js";
-import { startStdioServing } from "../stdio-serving.js";
-import type { ServeStdioOptions } from "./serve-stdio-action.js";
+import type { Readable, Writable } from "node:stream";
+import { runAcpServer } from "../acp/acp-server.js";
+import type { AcpDeps } from "../acp/acp-deps.js";
+import type { ConfigState } from "../config/read-config-file.js";
+import type { Config, ModelConfig } from "../config/schema.js";
+import { describeModel } from "../engine/describe-model.js";
+import type { LazyRuntime } from "./lazy-runtime.js";
+import { startStdioServing, type StdioServingOptions } from "./stdio-serving.js";
+
+export interface ServeStdioAcpOptions extends StdioServingOptions {
+  /** The process's stdin and stdout: every byte on `output` is an ACP message. */
+  input: Readable;
+  output: Writable;
+}
 
 /**
  * `serve-stdio --protocol acp`: an editor launches this and talks ACP on stdin/stdout. The same
  * process rules as the other stdio protocols: stdout carries only protocol messages, logs go to
  * stderr, the stdio limits apply, the runtime is built on the first method that needs it.
+ * Resolves with the exit code once everything is closed and flushed.
  */
-export async function runServeStdioAcp(options: ServeStdioOptions, deps: CliDeps): Promise<void> {
-  const { serving, info, runtime, limits, configState, stop } = await startStdioServing(options, deps, "acp");
+export async function serveStdioAcp(options: ServeStdioAcpOptions): Promise<number> {
+  const { serving, info, runtime, limits, configState, stop } = await startStdioServing(options, "acp");
   const { logger } = serving;
   const result = await runAcpServer({
-    input: process.stdin,
-    output: process.stdout,
+    input: options.input,
+    output: options.output,
     logger,
     limits,
     signal: serving.signal,
     deps: acpDeps(runtime, configState, info.version, limits.coalesceMs, logger),
   });
   await stop(result);
-  // stdin may still hold the loop open (an editor that never closes it): exit explicitly.
-  process.exit(result.exitCode);
+  return result.exitCode;
 }
 
 /** The runtime as the ACP front door sees it. */

@@ -1,5 +1,4 @@
 import { readConfigFile, type ConfigState } from "../config/read-config-file.js";
-import type { CliDeps } from "./cli-deps.js";
 
 /** serve-stdio's config in two steps: what must be known before serving, and the full state. */
 export interface StdioConfig {
@@ -27,7 +26,7 @@ const MAY_SET_STDIO = /stdio['"]?\s*:|\\[xuU]/;
  * unchanged: methods that need the config wait for `state` and answer config_missing /
  * config_invalid exactly as before, and a broken config never stops serve-stdio.
  */
-export async function openStdioConfig(options: { config?: string | undefined; mcpConfig?: string | undefined }, deps: Pick<CliDeps, "env" | "cwd">): Promise<StdioConfig> {
+export async function openStdioConfig(options: { config?: string | undefined; mcpConfig?: string | undefined }, deps: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<StdioConfig> {
   const file = await readConfigFile({ flag: options.config, env: deps.env, cwd: deps.cwd });
   // --mcp-config applies only to a loaded config, so a file that is not there needs no parsing.
   if (file.status !== "read") return { early: file, state: Promise.resolve(file) };

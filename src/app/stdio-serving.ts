@@ -1,13 +1,23 @@
-import { lazyRuntime, type LazyRuntime } from "../app/lazy-runtime.js";
-import { reportConfigState } from "../app/report-config.js";
-import { routeConsole } from "../app/route-console.js";
-import { startServerProcess, type ServerProcess } from "../app/server-process.js";
-import { stdioLimitsOf } from "../app/stdio-limits.js";
 import type { ConfigState } from "../config/read-config-file.js";
 import { resolveLogLevel } from "../logging/create-logger.js";
 import { readPackageInfo, type PackageInfo } from "../shared/version.js";
-import type { CliDeps } from "./cli-deps.js";
+import { lazyRuntime, type LazyRuntime } from "./lazy-runtime.js";
+import { reportConfigState } from "./report-config.js";
+import { routeConsole } from "./route-console.js";
+import { startServerProcess, type ServerProcess } from "./server-process.js";
+import type { SignalLatch } from "./signal-latch.js";
+import { stdioLimitsOf } from "./stdio-limits.js";
 import { openStdioConfig } from "./stdio-config.js";
+
+export interface StdioServingOptions {
+  /** --config and --mcp-config as given. */
+  config?: string | undefined;
+  mcpConfig?: string | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Signals held since start-up (main.ts): taken over by the server's shutdown handling. */
+  signals?: SignalLatch | undefined;
+}
 
 export interface StdioServing {
   serving: ServerProcess;
@@ -25,17 +35,17 @@ export interface StdioServing {
  * since start-up taken over, console output routed to the log (every stdout byte is a protocol
  * message, even when a library prints), and a runtime built on the first method that needs it.
  */
-export async function startStdioServing(options: { config?: string | undefined; mcpConfig?: string | undefined }, deps: CliDeps, protocol: string): Promise<StdioServing> {
-  const config = await openStdioConfig(options, deps);
-  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: deps.env, signals: deps.signals });
+export async function startStdioServing(options: StdioServingOptions, protocol: string): Promise<StdioServing> {
+  const config = await openStdioConfig(options, options);
+  const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: options.env, signals: options.signals });
   const { logger } = serving;
   const consoleLog = logger.child({ component: "console" });
   const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
   const info = readPackageInfo();
-  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: deps.env, configReported: true })));
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: options.env, configReported: true })));
   // Logged once the config is parsed (at once, or in the background while ping is answered).
   void config.state.then((configState) => {
-    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, deps.env);
+    if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, options.env);
     reportConfigState(configState, logger);
     logger.info({ version: info.version, protocol, config: configState.path, config_status: configState.status }, "serve-stdio started");
   });

@@ -1,0 +1,115 @@
+import type { ConfigState } from "../config/load-config.js";
+import type { Config } from "../config/schema.js";
+import { createHttpApp } from "../http/app.js";
+import { resolveBearerToken } from "../http/bearer-token.js";
+import type { HttpSettings } from "../http/http-deps.js";
+import { assertNoPortClash } from "../http/port-check.js";
+import { listenHttp } from "../http/serve.js";
+import { readPackageInfo } from "../shared/version.js";
+import { createModelAccess } from "./model-access.js";
+import { createRuntime } from "./runtime.js";
+import { startServerProcess } from "./server-process.js";
+import type { SignalLatch } from "./signal-latch.js";
+import type { ServeOutcome } from "./serve-outcome.js";
+
+export interface ServeHttpOptions {
+  config: Config;
+  configState: ConfigState & { status: "loaded" };
+  /** --host; http.host when absent. */
+  host?: string | undefined;
+  /** --port, already checked to be 0-65535; http.port when absent. */
+  port?: number | undefined;
+  bearerToken?: string | undefined;
+  bearerTokenFile?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Signals held since start-up (main.ts): taken over by the server's shutdown handling. */
+  signals?: SignalLatch | undefined;
+}
+
+/** In-flight turns get this long to finish at shutdown before they are cancelled. */
+const SHUTDOWN_GRACE_MS = 5000;
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+
+/**
+ * `local-ai serve-http`: the OpenAI-compatible API, started eagerly (engine, MCP servers, memory)
+ * and served until SIGTERM / SIGINT, then stopped gracefully. Resolves once it has stopped, or
+ * with the one line that says why it could not start.
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome> {
+  const { config, configState, env } = options;
+  const port = options.port ?? config.http.port;
+  let bearerToken: string | null;
+  try {
+    assertNoPortClash(config, port);
+    bearerToken = await resolveBearerToken({ flag: options.bearerToken, flagFile: options.bearerTokenFile, env, configToken: config.http.bearer_token, configFile: config.http.bearer_token_file });
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+  const settings: HttpSettings = {
+    host: options.host ?? config.http.host,
+    port,
+    bearerToken,
+    corsOrigins: config.http.cors_origins,
+    allowedHosts: config.http.allowed_hosts,
+    maxBodyBytes: config.http.max_body_bytes,
+    sessionQueue: config.http.session_queue,
+    coalesceMs: config.http.coalesce_ms,
+    ...keepAliveOverride(env),
+  };
+
+  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals });
+  const { logger } = serving;
+  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
+  const shutdown = new AbortController();
+  const { app } = createHttpApp({
+    settings,
+    agents: Object.fromEntries(Object.entries(config.agents).map(([name, agent]) => [name, agent.model])),
+    runner: () => runtime.sessionRunner(),
+    models: createModelAccess(config, () => runtime.engines()),
+    health: () => runtime.health(),
+    version: runtime.info.version,
+    logger,
+    shutdownSignal: shutdown.signal,
+  });
+  let server: Awaited<ReturnType<typeof listenHttp>>;
+  try {
+    server = await listenHttp(app, settings.host, settings.port);
+  } catch (error) {
+    await serving.finish();
+    return { ok: false, message: (error as Error).message };
+  }
+  // The port is bound only now, so the actual one (for --port 0) is what gets logged.
+  settings.port = server.port;
+  logger.info({ host: settings.host, port: server.port, version: runtime.info.version, auth: settings.bearerToken !== null }, "serve-http listening");
+  if (!LOOPBACK.has(settings.host) && settings.bearerToken === null) {
+    logger.warn({ host: settings.host }, "serve-http is bound to a non-loopback address without a bearer token: anyone who can reach it can run the agent (set http.bearer_token)");
+  }
+
+  // Eager warm-up: /health says "starting" (503) until it is done; chats that arrive meanwhile
+  // wait for the same shared warm-up inside the SessionRunner.
+  const startedAt = Date.now();
+  logger.info("warming up the default agent (engine, MCP servers, memory)");
+  void runtime.warmUpAll(serving.signal).then(
+    () => logger.info({ ms: Date.now() - startedAt }, "warm-up done; ready"),
+    (error: unknown) => {
+      if (!serving.signal.aborted) logger.error({ err: error }, "warm-up failed; /health reports down and each chat retries it");
+    },
+  );
+
+  await serving.stopRequested();
+  logger.info("serve-http stopping: no new connections; in-flight turns get 5 s");
+  await server.close(SHUTDOWN_GRACE_MS, () => {
+    logger.warn("cancelling the turns still running");
+    shutdown.abort("server shutting down");
+  });
+  await runtime.close();
+  logger.info("serve-http stopped");
+  await serving.finish();
+  return { ok: true, exitCode: 0 };
+}
+
+/** Tests shorten the keep-alive interval to see the comments without waiting 10 s. */
+function keepAliveOverride(env: Readonly<Record<string, string | undefined>>): Partial<HttpSettings> {
+  const ms = Number(env.LOCAL_AI_HTTP_KEEPALIVE_MS);
+  return Number.isInteger(ms) && ms > 0 ? { keepAliveMs: ms } : {};
+}

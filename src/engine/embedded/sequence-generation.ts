@@ -1,0 +1,99 @@
+import { randomBytes } from "node:crypto";
+import type { ChatWrapper, Llama, LlamaContextSequence } from "node-llama-cpp";
+import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
+import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
+import { toChatFunctions } from "./to-chat-functions.js";
+import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
+
+export interface SequenceGeneration {
+  /** A sequence of the pool, lent to this generation (the conversation's KV state in it). */
+  sequence: LlamaContextSequence;
+  chatWrapper: ChatWrapper;
+  request: GenerateRequest;
+  signal: AbortSignal;
+  /** Text, reasoning and tool-call deltas as they stream. */
+  emit: (chunk: EngineChunk) => void;
+  /** The node-llama-cpp instance (a response_format grammar is built on it). */
+  llama: () => Promise<Llama>;
+}
+
+/**
+ * One chat generation on a lent sequence with node-llama-cpp's LlamaChat: deltas are emitted as
+ * they stream; resolves with the final chunks (tool calls, usage with the cached prompt tokens,
+ * the end and its finish reason).
+ */
+export async function generateOnSequence(generation: SequenceGeneration): Promise<EngineChunk[]> {
+  const { sequence, chatWrapper, request, signal, emit, llama } = generation;
+  const { LlamaChat } = await import("node-llama-cpp");
+  // response_format: a grammar from the schema (node-llama-cpp cannot combine it with functions).
+  const grammar = await grammarFor(request, llama);
+  const chat = new LlamaChat({ contextSequence: sequence, chatWrapper, autoDisposeSequence: false });
+  const outputBefore = sequence.tokenMeter.getState().usedOutputTokens;
+  const inputBefore = sequence.tokenMeter.getState().usedInputTokens;
+  const started = new Map<number, { id: string; name: string; text: string }>();
+  const tools = grammar === null ? offeredTools(request) : [];
+  try {
+    const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
+      signal,
+      maxTokens: request.maxTokens,
+      temperature: request.temperature,
+      ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
+      ...(request.topP === undefined ? {} : { topP: request.topP }),
+      ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
+      repeatPenalty: repeatPenaltyOf(request),
+      onResponseChunk: (chunk) => {
+        if (chunk.text === "") return;
+        if (chunk.type === "segment") {
+          if (chunk.segmentType === "thought") emit({ type: "reasoning", delta: chunk.text });
+        } else {
+          emit({ type: "text", delta: chunk.text });
+        }
+      },
+      ...(tools.length > 0
+        ? {
+            functions: toChatFunctions(tools),
+            ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
+            onFunctionCallParamsChunk: (chunk) => {
+              let call = started.get(chunk.callIndex);
+              if (!call) {
+                call = { id: `call_${randomBytes(6).toString("hex")}`, name: chunk.functionName, text: "" };
+                started.set(chunk.callIndex, call);
+                emit({ type: "tool_call_start", index: chunk.callIndex, id: call.id, name: call.name });
+              }
+              if (chunk.paramsChunk !== "") {
+                call.text += chunk.paramsChunk;
+                emit({ type: "tool_call_delta", index: chunk.callIndex, delta: chunk.paramsChunk });
+              }
+            },
+          }
+        : grammar === null ? {} : { grammar }),
+    });
+    const calls: ToolCall[] = (response.functionCalls ?? []).map((functionCall, index) => {
+      const streamed = started.get(index);
+      const call: ToolCall = {
+        id: streamed?.id ?? `call_${randomBytes(6).toString("hex")}`,
+        name: functionCall.functionName,
+        arguments: JSON.stringify(functionCall.params ?? {}),
+      };
+      if (!streamed) emit({ type: "tool_call_start", index, id: call.id, name: call.name });
+      return call;
+    });
+    const outputTokens = sequence.tokenMeter.getState().usedOutputTokens - outputBefore;
+    const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
+    // Prompt tokens the sequence already held (a shared prefix) were not evaluated again.
+    const promptTokens = Math.max(0, sequence.contextTokens.length - outputTokens);
+    const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
+    chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, promptTokens - evaluated) });
+    chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
+    return chunks;
+  } finally {
+    chat.dispose({ disposeSequence: false });
+  }
+}
+
+function finishReasonOf(stopReason: string, calls: number): FinishReason {
+  if (calls > 0 || stopReason === "functionCalls") return "tool_calls";
+  if (stopReason === "maxTokens") return "length";
+  if (stopReason === "abort") return "cancelled";
+  return "stop";
+}
