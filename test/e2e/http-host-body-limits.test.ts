@@ -9,6 +9,7 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { demoAndTinyYaml, startHttpServer, type HttpServer } from "../helpers/http-server.js";
 import { flood, rawExchange, type RawResponse } from "../helpers/raw-http.js";
 import { waitUntil } from "../helpers/wait-until.js";
+import { collectLines } from "../helpers/collect-lines.js";
 
 const MAX_BODY = 64 * 1024;
 const MiB = 1024 * 1024;
@@ -20,12 +21,7 @@ before(async () => {
   const demoPath = await ensureFixture("demo");
   const yaml = `${demoAndTinyYaml({ demoPath })}http:\n  max_body_bytes: ${MAX_BODY}\n  allowed_hosts: ["my.box"]\n`;
   server = await startHttpServer({ yaml, env: { LOCAL_AI_LOG_LEVEL: "info" } });
-  let partial = "";
-  server.proc.stderr.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop() ?? "";
-    stderrLines.push(...parts);
-  });
+  collectLines(server.proc.stderr, stderrLines);
 });
 
 after(async () => {

@@ -18,6 +18,7 @@ import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParams
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { assembleStandardStream, demoAndTinyYaml, startHttpServer, type HttpServer } from "../helpers/http-server.js";
 import { mib, readProcStats } from "../helpers/proc-stats.js";
+import { collectLines } from "../helpers/collect-lines.js";
 
 const STRESS = process.env.LOCAL_AI_STRESS === "1";
 const TOTAL = Number(process.env.LOCAL_AI_LOAD_REQUESTS ?? (STRESS ? 500 : 100));
@@ -59,12 +60,7 @@ before(async () => {
   // `talker` (tiny model, never stops by itself) serves the requests that leave: a turn that was
   // not cancelled would run 2,000 tokens and land in its session's history, which the test checks.
   server = await startHttpServer({ yaml: demoAndTinyYaml({ demoPath, tinyPath, talkerMaxTokens: 2000 }), env: { LOCAL_AI_LOG_LEVEL: "info" } });
-  let partial = "";
-  server.proc.stderr.on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop() ?? "";
-    stderrLines.push(...parts);
-  });
+  collectLines(server.proc.stderr, stderrLines);
 });
 
 after(async () => {

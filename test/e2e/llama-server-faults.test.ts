@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
@@ -19,6 +18,7 @@ import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { processesOnPort, watchdogsOf, type ProcEntry } from "../helpers/llama-server-procs.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { freePort } from "../helpers/free-port.js";
 
 const binary = findLlamaServerBinary();
 const STRESS = process.env.LOCAL_AI_STRESS === "1";
@@ -31,15 +31,6 @@ const COOLDOWN_MS = 3000;
 const GONE_WITHIN_MS = 10_000;
 const ANSWER_WITHIN_MS = 120_000;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function skipIfMissing(t: TestContext): boolean {
   if (binary !== null) return false;

@@ -4,7 +4,6 @@
 // input or tool schemas that cannot fit are `context_overflow` with those numbers.
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
@@ -21,6 +20,7 @@ import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/
 import { llamaModelConfig } from "../helpers/llama-server-process.js";
 import { everythingServer } from "../helpers/mcp-servers.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { freePort } from "../helpers/free-port.js";
 
 const binary = findLlamaServerBinary();
 const logger = pino({ level: "silent" });
@@ -32,15 +32,6 @@ let dataDir = "";
 let demoPath = "";
 let demoToolsPath = "";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function skipIfMissing(t: TestContext): boolean {
   if (binary !== null) return false;

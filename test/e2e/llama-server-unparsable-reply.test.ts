@@ -5,51 +5,28 @@
 // through the built CLI.
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { describe, it } from "node:test";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
 import { findLlamaServerBinary } from "../helpers/llama-server-binary.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { freePort } from "../helpers/free-port.js";
 
 const binary = findLlamaServerBinary();
 const WORDS = "river stone garden window lantern meadow copper violin harbor orchard thunder pepper canvas silver bridge mirror candle forest pocket ladder";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
-}
 
 describe("llama-server: a reply it cannot parse at the end", { skip: binary === null ? "llama-server not built: run npm run build:llama-server" : false }, () => {
   it("keeps the streamed text as the answer (finish stop) and logs a warning", async () => {
     const model = await ensureFixture("bench", { shape: "small" });
     const { dir, configPath } = await tempConfig();
-    await writeFile(
-      configPath,
-      [
-        "app:",
-        "  data_dir: ./data",
-        "llama:",
-        `  binary: ${JSON.stringify(binary)}`,
-        "  models:",
-        "    default:",
-        "      engine: llama-server",
-        `      path: ${JSON.stringify(model)}`,
-        `      port: ${await freePort()}`,
-        "      threads: 1",
-        "      ctx_size: 2048",
-        "agents:",
-        "  assistant:",
-        "    temperature: 0",
-        "    max_tokens: 24",
-        "",
-      ].join("\n"),
-    );
+    const yaml = configYaml({
+      app: { data_dir: "./data" },
+      llama: { binary, models: { default: localModel(model, { engine: "llama-server", port: await freePort() }) } },
+      agents: { assistant: { temperature: 0, max_tokens: 24 } },
+    });
+    await writeFile(configPath, yaml);
     const cli = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir, env: { LOCAL_AI_LOG_LEVEL: "warn" } });
     try {
       const done = await cli.request({ id: 1, method: "chat", params: { session_id: "s1", input: `${WORDS} ${WORDS}` } }, 120_000);
