@@ -39,3 +39,11 @@ export function ratio(name: string, value: number, target?: { atMost?: number; a
   if (target.atLeast !== undefined) return { name, value, target: `>= ${target.atLeast}${unit}`, met: value >= target.atLeast };
   return { name, value };
 }
+
+/** The median of the finite values (a figure a run could not produce, NaN, is left out); NaN when there is none. */
+export function median(values: readonly number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { ratio, reportRatios, type BenchRatio } from "./bench-results.js";
+import { measureKvFloor } from "./kv-floor.js";
+import { median, ratio, reportRatios, type BenchRatio } from "./bench-results.js";
 import { findLlamaServerBinary } from "../test/helpers/llama-server-binary.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
 
@@ -23,7 +24,7 @@ import { ensureFixture } from "../test/fixtures/gguf/index.js";
  * <data_dir>/kv-cache, against the same turn evaluated cold (kv_cache_disk_bytes 0).
  *
  * Env: BENCH_KV_MODEL=small|tiny (small: the 84M bench model), BENCH_KV_TURNS (8), BENCH_KV_WORDS (100: ~330 new tokens a turn, as issue 10 measured),
- * BENCH_KV_RESTART_ROUNDS (3), BENCH_KV_SCENARIOS ("turns,restart"), BENCH_KV_ENGINES ("embedded,llama-server").
+ * BENCH_KV_RESTART_ROUNDS (3), BENCH_KV_SCENARIOS ("floor,turns,restart"), BENCH_KV_ENGINES ("embedded,llama-server").
  */
 
 const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
@@ -32,7 +33,7 @@ const words = Number(process.env.BENCH_KV_WORDS ?? "100");
 const modelKind = process.env.BENCH_KV_MODEL ?? "small";
 const restartRounds = Number(process.env.BENCH_KV_RESTART_ROUNDS ?? "3");
 /** Which parts run: "turns" (sessions taking turns, both engines), "restart" (restored after restart). */
-const scenarios = new Set((process.env.BENCH_KV_SCENARIOS ?? "turns,restart").split(","));
+const scenarios = new Set((process.env.BENCH_KV_SCENARIOS ?? "floor,turns,restart").split(","));
 const engines = new Set((process.env.BENCH_KV_ENGINES ?? "embedded,llama-server").split(","));
 const out = (line = ""): void => void process.stdout.write(`${line}\n`);
 
@@ -194,11 +195,8 @@ async function runRestart(modelPath: string): Promise<RestartFigure> {
 }
 let restartRound = 0;
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
+/** node-llama-cpp alone, per turn (the floor scenario), when it ran: ms to first token with the earlier turns cached. */
+let floorMs: number[] | null = null;
 
 function report(name: string, figures: TurnFigure[], sessions: number): { row: string; ratios: BenchRatio[] } {
   const byTurn = (turn: number): TurnFigure[] => figures.filter((f) => f.turn === turn);
@@ -214,10 +212,13 @@ function report(name: string, figures: TurnFigure[], sessions: number): { row: s
   const last = Math.min(5, turns);
   const value = ttft(last) / ttft(1);
   out(`TTFT turn ${last} / turn 1 = ${value.toFixed(2)}x (target <= 1.5x); cached / reusable prompt, median over turns 2+: ${median(reuse).toFixed(3)}`);
-  return {
-    row: `| ${name} | ${sessions} | ${value.toFixed(2)}x | ${median(reuse).toFixed(3)} |`,
-    ratios: [ratio(`${name}, ${sessions} sessions: TTFT turn ${last} / turn 1`, value, { atMost: 1.5 }), ratio(`${name}, ${sessions} sessions: cached / reusable prompt`, median(reuse))],
-  };
+  const ratios = [ratio(`${name}, ${sessions} sessions: TTFT turn ${last} / turn 1`, value, { atMost: 1.5 }), ratio(`${name}, ${sessions} sessions: cached / reusable prompt`, median(reuse))];
+  const floor = floorMs?.[last - 1];
+  if (floor !== undefined) {
+    out(`TTFT turn ${last}, this / node-llama-cpp alone with the same turns cached = ${(ttft(last) / floor).toFixed(2)}x`);
+    ratios.push(ratio(`${name}, ${sessions} sessions: TTFT turn ${last} / the floor's turn ${last}`, ttft(last) / floor));
+  }
+  return { row: `| ${name} | ${sessions} | ${value.toFixed(2)}x | ${median(reuse).toFixed(3)} |`, ratios };
 }
 
 function reportRestart(figures: RestartFigure[]): { row: string; ratios: BenchRatio[] } {
@@ -246,6 +247,18 @@ const modelPath = modelKind === "tiny" ? await ensureFixture("tiny", { seed: 3 }
 const binary = findLlamaServerBinary();
 out(`bench:kv  model: ${modelKind} ${modelPath}  llama-server: ${binary ?? "not built (skipped)"}`);
 const results: Array<{ row: string; ratios: BenchRatio[] }> = [];
+if (scenarios.has("floor")) {
+  // The same new text per turn as session 1 sends, on node-llama-cpp alone with the earlier turns cached.
+  const floor = await measureKvFloor(modelPath, Array.from({ length: turns }, (_, index) => filler(100 + index + 1, words)), { ctx: 4096, threads: 1, rounds: 3 });
+  out(`\nfloor: node-llama-cpp alone, one sequence, each turn's new text evaluated after the earlier turns (cached), 3 rounds`);
+  out("turn | median ms to first token | cached tokens | new tokens");
+  for (const row of floor.turns) out(`${String(row.turn).padStart(4)} | ${row.ms.toFixed(1).padStart(24)} | ${String(row.cachedTokens).padStart(13)} | ${row.newTokens}`);
+  floorMs = floor.turns.map((row) => row.ms);
+  const fifth = floor.turns[Math.min(4, floor.turns.length - 1)];
+  const value = (fifth?.ms ?? Number.NaN) / (floor.turns[0]?.ms ?? Number.NaN);
+  out(`floor TTFT turn ${fifth?.turn} / turn 1 = ${value.toFixed(2)}x: what perfect reuse costs on this model (attention over a longer context)`);
+  results.push({ row: `| node-llama-cpp alone (the floor) | 1 | ${value.toFixed(2)}x | 1 (by construction) |`, ratios: [ratio(`floor, node-llama-cpp alone: TTFT turn ${fifth?.turn} / turn 1 with the earlier turns cached`, value)] });
+}
 for (const engine of ["embedded", "llama-server"] as const) {
   if (!scenarios.has("turns") || !engines.has(engine) || (engine === "llama-server" && binary === null)) continue;
   for (const sessions of [2, 4]) results.push(report(engine, await runScenario(engine, sessions, modelPath, binary), sessions));
