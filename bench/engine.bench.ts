@@ -1,6 +1,5 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -11,6 +10,7 @@ import { benchParamCount, ensureFixture, Mulberry32, resolveBenchShape, type Ben
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../test/helpers/llama-server-binary.js";
 import type { FromWorker, ToWorker, WorkerArgs } from "./engine-embedded-worker.js";
 import { ratio, reportRatios, type BenchRatio } from "./bench-results.js";
+import { freePort } from "../test/helpers/free-port.js";
 
 /**
  * bench:engine — the embedded engine (node-llama-cpp, in a child process of its own) against a
@@ -175,17 +175,6 @@ async function runEmbedded(modelPath: string, threads: number, prompt: number[],
 
 // ------------------------------------------------------------------------------ llama-server
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

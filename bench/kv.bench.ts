@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -9,6 +8,7 @@ import { measureKvFloor } from "./kv-floor.js";
 import { median, ratio, reportRatios, type BenchRatio } from "./bench-results.js";
 import { findLlamaServerBinary } from "../test/helpers/llama-server-binary.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
+import { freePort } from "../test/helpers/free-port.js";
 
 /**
  * bench:kv — sessions taking turns on one serve-stdio (the built CLI), each turn adding ~300 new
@@ -50,16 +50,6 @@ function filler(seed: number, count: number): string {
   return picked.join(" ");
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
-}
 
 interface TurnFigure {
   session: number;

@@ -1,8 +1,8 @@
 // The llama-server side of bench/parallel.bench.ts: one server with N slots (its own C++
 // batching, no JS in the loop), one completion alone against N at once, same model and tokens.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
+import { freePort } from "../test/helpers/free-port.js";
 
 export interface ServerParallel {
   threads: number;
@@ -10,17 +10,6 @@ export interface ServerParallel {
   batchedTokPerS: number;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function serverParallel(options: { binary: string; modelPath: string; parallel: number; threads: number; maxTokens: number; round: number }): Promise<ServerParallel> {
   const port = await freePort();
