@@ -5,6 +5,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
+import { runCli, type CliRun } from "../helpers/run-cli.js";
 import { chunk, scripted, sendJsonError, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
@@ -12,23 +13,9 @@ import { configYaml, openaiModel } from "../helpers/config-yaml.js";
 
 /** `local-ai chat` in a script: stdin and stdout are pipes, one turn per line. */
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function chat(args: readonly string[], input: string, cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, "chat", ...args], { cwd, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+/** `local-ai chat` with piped stdin: one turn per line. */
+function chat(args: readonly string[], input: string, cwd: string): Promise<CliRun> {
+  return runCli(["chat", ...args], cwd, { input });
 }
 
 describe("local-ai chat with piped stdin", () => {

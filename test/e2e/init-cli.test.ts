@@ -1,32 +1,15 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { copyFile, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { loadConfig } from "../../src/config/load-config.js";
-import { CLI_PATH } from "../helpers/cli-process.js";
+import { runCli, type CliRun } from "../helpers/run-cli.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: readonly string[], cwd: string, input = ""): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" };
-    delete env.LOCAL_AI_CONFIG;
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+/** The built CLI in `cwd` with a clean environment (no LOCAL_AI_CONFIG of the developer's); `input` piped to stdin. */
+function cli(args: readonly string[], cwd: string, input = ""): Promise<CliRun> {
+  return runCli(args, cwd, { input });
 }
 
 const folder = (): Promise<string> => mkdtemp(path.join(tmpdir(), "local-ai-init-"));

@@ -1,7 +1,6 @@
 // `local-ai init --model REF` downloading the model when asked (--pull, or yes at a terminal),
 // after the fit check, from a loopback model server. Nothing leaves the machine.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
@@ -14,14 +13,9 @@ import { loadConfig } from "../../src/config/load-config.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
+import { runCli as runBuiltCli, type CliRun } from "../helpers/run-cli.js";
 import { hugeModel } from "../helpers/virtual-models.js";
 import { waitUntil } from "../helpers/wait-until.js";
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe("local-ai init --model REF: the model downloaded when asked", () => {
   let dir = "";
@@ -32,20 +26,7 @@ describe("local-ai init --model REF: the model downloaded when asked", () => {
   const env = (): Record<string, string | undefined> => ({ PATH: process.env.PATH, HOME: process.env.HOME, HF_HOME: dir, LOCAL_AI_LOG_LEVEL: "warn" });
   const sha = async (file: string): Promise<string> => createHash("sha256").update(await readFile(file)).digest("hex");
 
-  const runCli = (args: string[], cwd: string): Promise<CliRun> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd, env: env(), stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  const runCli = (args: string[], cwd: string): Promise<CliRun> => runBuiltCli(args, cwd, { env: { HF_HOME: dir } });
 
   /** init at a real terminal, answering its question with `answer` (a line) once it is asked. */
   const atTerminal = async (args: string[], cwd: string, answer: string): Promise<{ code: number; screen: string }> => {

@@ -13,6 +13,8 @@ export interface RunCliOptions {
   env?: Record<string, string>;
   /** Bounds a hang only (the child is killed after it); never a speed assertion. */
   timeoutMs?: number;
+  /** Written to the child's stdin, which is then closed (piped input); without it stdin is empty. */
+  input?: string;
 }
 
 /**
@@ -25,8 +27,11 @@ export function runCli(args: readonly string[], cwd: string, options: RunCliOpti
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LOCAL_AI_LOG_LEVEL: "warn", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
+    // Closed at once (like /dev/null) or after the piped input.
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(options.input ?? "");
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));

@@ -24,9 +24,7 @@ export async function callServer(endpoint: ServerEndpoint, path: string, options
   // A kept-alive connection the server closed while we were busy (llama-server drops idle ones
   // after 5 s; a long model load in process can hold our event loop past that) fails before any
   // answer. Every call here is safe to repeat (health, tokenize, props, slots): once, on a new one.
-  const { staleSocket, ...answer } = first.status === 0 && first.staleSocket === true ? await callOnce(endpoint, path, options) : first;
-  void staleSocket;
-  return answer;
+  return first.staleSocket ? (await callOnce(endpoint, path, options)).answer : first.answer;
 }
 
 interface CallOptions {
@@ -36,7 +34,7 @@ interface CallOptions {
   signal?: AbortSignal;
 }
 
-async function callOnce(endpoint: ServerEndpoint, path: string, options: CallOptions): Promise<HttpAnswer & { staleSocket?: boolean }> {
+async function callOnce(endpoint: ServerEndpoint, path: string, options: CallOptions): Promise<{ answer: HttpAnswer; staleSocket: boolean }> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
   const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey}` };
@@ -55,10 +53,10 @@ async function callOnce(endpoint: ServerEndpoint, path: string, options: CallOpt
     } catch {
       // not JSON: keep the text
     }
-    return { status: response.status, body };
+    return { answer: { status: response.status, body }, staleSocket: false };
   } catch (error) {
     if (options.signal?.aborted === true) throw error;
-    return { status: 0, body: error instanceof Error ? describe(error) : String(error), staleSocket: !timeout.aborted && isClosedSocket(error) };
+    return { answer: { status: 0, body: error instanceof Error ? describe(error) : String(error) }, staleSocket: !timeout.aborted && isClosedSocket(error) };
   }
 }
 
