@@ -10,6 +10,8 @@ import { agentsYaml } from "../helpers/agents-yaml.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { WireTap } from "../helpers/wire-recorder.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
+import { rejection } from "../helpers/local-ai-rejection.js";
+import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 
 const HOST = fileURLToPath(new URL("../helpers/client-host.js", import.meta.url));
 let configPath = "";
@@ -24,30 +26,11 @@ function client(options: LocalAiClientOptions = {}): LocalAiClient {
   return new LocalAiClient({ config: configPath, env: { LOCAL_AI_LOG_LEVEL: "warn" }, trace: new WireTap("v1", "LocalAiClient").trace, ...options });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Bounded wait for a process to be gone (a process has no event we can wait on from here). */
 async function gone(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
-  while (alive(pid) && Date.now() < until) await sleep(50);
-  return !alive(pid);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<LocalAiError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof LocalAiError, `a LocalAiError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
+  while (isProcessAlive(pid) && Date.now() < until) await sleep(50);
+  return !isProcessAlive(pid);
 }
 
 async function collect(turn: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
@@ -152,12 +135,12 @@ describe("LocalAiClient on the built CLI (embedded engine, generated GGUF)", () 
     const local = client();
     await local.start();
     const pid = local.pid ?? -1;
-    assert.ok(alive(pid));
+    assert.ok(isProcessAlive(pid));
     const exited = once(local, "exit") as Promise<[ExitInfo]>;
     await local.close();
     const [info] = await exited;
     assert.deepEqual([info.exit_code, info.expected, info.restart_in_ms], [0, true, null]);
-    assert.equal(alive(pid), false, "local-ai is gone when close() resolves");
+    assert.equal(isProcessAlive(pid), false, "local-ai is gone when close() resolves");
     assert.equal((await rejection(local.ping())).code, "client_closed");
   });
 

@@ -9,18 +9,10 @@ import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
+import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM_SERVER = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist/index.js");
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Pids of processes whose parent is `parent` (Linux /proc). */
 async function childrenOf(parent: number): Promise<number[]> {
@@ -37,8 +29,8 @@ async function childrenOf(parent: number): Promise<number[]> {
 /** Bounded wait for grandchildren to be gone: a process that is not our child has no exit event to wait on. */
 async function gone(pids: number[], ms = 5000): Promise<boolean> {
   const until = Date.now() + ms;
-  while (pids.some(alive) && Date.now() < until) await sleep(25);
-  return !pids.some(alive);
+  while (pids.some(isProcessAlive) && Date.now() < until) await sleep(25);
+  return !pids.some(isProcessAlive);
 }
 
 for (const how of ["SIGTERM", "stdin EOF", "shutdown"] as const) {

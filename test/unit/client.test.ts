@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { LocalAiClient, LocalAiError, resolveCliPath, type ChatEvent, type ExitInfo, type LogRecord, type LocalAiClientOptions, type PullProgress, type RestartInfo } from "../../src/client/index.js";
 import { restartDelay, restartPolicy } from "../../src/client/restart-policy.js";
 import { pullEvents, pullResult, unloadResult } from "../../src/protocol/methods/result-schemas.js";
+import { rejection } from "../helpers/local-ai-rejection.js";
 
 const SCRIPT = fileURLToPath(new URL("../helpers/scripted-local-ai.js", import.meta.url));
 
@@ -14,16 +15,6 @@ function scripted(options: LocalAiClientOptions = {}, env: Record<string, string
   const lines: Array<["send" | "receive", string]> = [];
   const client = new LocalAiClient({ command: process.execPath, args: [SCRIPT], env, trace: (direction, line) => lines.push([direction, line]), ...options });
   return { client, lines };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<LocalAiError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof LocalAiError, `a LocalAiError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail("expected a rejection");
 }
 
 describe("LocalAiClient (scripted child)", () => {
