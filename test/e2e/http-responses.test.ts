@@ -368,3 +368,69 @@ describe("refusals and cancellation", () => {
     assert.deepEqual(await storedFiles(), storedBefore);
   });
 });
+
+describe("reasoning, truncation and failures (scripted upstream)", () => {
+  it("reasoning comes first as a reasoning item with reasoning_text content and summary: [] (JSON and stream)", async () => {
+    upstream.push({ reasoning: ["Let me ", "think."], text: ["Four."] }, { reasoning: ["Let me ", "think."], text: ["Four."] });
+    const response = await client().responses.create({ model: "remote", input: "2+2?", store: false });
+    assertResponseShape(types, response);
+    assert.deepEqual(response.output.map((item) => item.type), ["reasoning", "message"]);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    assert.deepEqual([reasoning.summary, reasoning.content], [[], [{ type: "reasoning_text", text: "Let me think." }]]);
+    assert.equal(response.output_text, "Four.");
+    const events = await readSseEvents(await postResponses(server.base, { model: "remote", input: "2+2?", stream: true, store: false }));
+    for (const event of events) assertEventShape(types, event.data);
+    assert.deepEqual(events.map((e) => e.data.type), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    assert.deepEqual(events.filter((e) => e.data.type === "response.output_item.added").map((e) => [e.data.output_index, (e.data.item as Json).type]), [[0, "reasoning"], [1, "message"]]);
+    assert.equal(events[6]?.data.text, "Let me think.");
+  });
+
+  it("a turn that fails after the stream started ends with response.failed carrying an error, never a cut stream", async () => {
+    upstream.push({ cut: ["Partial "] });
+    const events = await readSseEvents(await postResponses(server.base, { model: "remote", input: "fail please", stream: true }));
+    for (const event of events) assertEventShape(types, event.data);
+    const last = events.at(-1)?.data;
+    assert.equal(last?.type, "response.failed");
+    const failed = last?.response as { status: string; error: { code: string; message: string } | null; output: Array<{ status: string }> };
+    assert.equal(failed.status, "failed");
+    assert.equal(failed.error?.code, "server_error");
+    assert.ok((failed.error?.message ?? "").length > 0);
+    assert.deepEqual(failed.output.map((item) => item.status), ["incomplete"], JSON.stringify(events.map((e) => e.data.type)) + JSON.stringify(failed));
+    assert.deepEqual(events.map((e) => e.data.sequence_number), events.map((_, i) => i));
+  });
+});
+
+describe("truncation (embedded engine, 2048-token context)", () => {
+  // History that cannot fit with the new turn: five long exchanges before a short question.
+  const long = "word ".repeat(350);
+  const input = [...Array.from({ length: 5 }, () => [{ role: "user", content: long }, { role: "assistant", content: long }]).flat(), { role: "user", content: "Hello!" }];
+
+  it("disabled (the default): a conversation that cannot fit is a 400 context_length_exceeded", async () => {
+    const reply = await refused({ model: "assistant", input, store: false });
+    assert.deepEqual([reply.status, reply.error.code, reply.error.param], [400, "context_length_exceeded", "input"], reply.error.message);
+  });
+
+  it("auto: the oldest history is trimmed and the turn answers, saying so in local_ai.warnings", async () => {
+    const response = await client().responses.create({ model: "assistant", input: input as OpenAI.Responses.ResponseInput, truncation: "auto", store: false });
+    assert.equal(response.output_text, DEMO_SENTENCE);
+    assert.equal(response.truncation, "auto");
+    assert.ok((response as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings.some((w) => /^trimmed the \d+ oldest messages/.test(w)));
+  });
+});
