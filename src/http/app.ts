@@ -6,12 +6,13 @@ import { bearerAuth } from "./middleware/bearer-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { InFlightWork } from "./in-flight-work.js";
-import { HttpError, toOpenAiError } from "./openai/errors.js";
-import { registerChatRoute } from "./routes/chat-completions.js";
-import { registerCompletionsRoute } from "./routes/completions.js";
-import { registerEmbeddingsRoute } from "./routes/embeddings.js";
+import { HttpError, toOpenAiError } from "./http-error.js";
+import { registerChatRoute } from "./openai/chat-route.js";
+import { registerCompletionsRoute } from "./openai/completions-route.js";
+import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
+import { ResponseStore } from "./responses/response-store.js";
 import { registerResponsesRoutes } from "./responses/responses-routes.js";
 import { SessionGate } from "./session-gate.js";
 
@@ -53,7 +54,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   );
   registerModelsRoute(app, deps, startedAt);
   registerChatRoute(app, deps, gate, inFlight);
-  registerResponsesRoutes(app, deps, inFlight);
+  registerResponsesRoutes(app, deps, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, deps.models);
     registerCompletionsRoute(app, deps, deps.models, inFlight);

@@ -1,4 +1,4 @@
-import { HttpError } from "./openai/errors.js";
+import { HttpError } from "./http-error.js";
 
 export interface ResolvedModel {
   /** What the client asked for (or the default agent): echoed back as `model`. */

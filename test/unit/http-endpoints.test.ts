@@ -10,7 +10,7 @@ import type { HttpDeps, ModelAccess } from "../../src/http/http-deps.js";
 import { parseCompletionsRequest } from "../../src/http/openai/completions-schema.js";
 import { toBase64 } from "../../src/http/openai/embedding-list.js";
 import { parseEmbeddingsRequest } from "../../src/http/openai/embeddings-schema.js";
-import { toOpenAiError } from "../../src/http/openai/errors.js";
+import { toOpenAiError } from "../../src/http/http-error.js";
 import { resolveModel } from "../../src/http/resolve-model.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { modelSchema } from "../../src/config/schema.js";

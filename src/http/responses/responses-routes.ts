@@ -1,11 +1,13 @@
 import type { Hono } from "hono";
 import type { HttpDeps } from "../http-deps.js";
 import type { InFlightWork } from "../in-flight-work.js";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
+import { startRequestWork } from "../request-work.js";
 import { countInputTokens } from "./input-tokens.js";
 import { newIdentity } from "./response-object.js";
+import type { ResponseStore } from "./response-store.js";
 import { runResponse } from "./response-run.js";
 import { resolveResponseTurn } from "./response-turn.js";
 import { parseResponsesRequest } from "./responses-schema.js";
@@ -16,20 +18,19 @@ import { registerStoredResponseRoutes } from "./stored-response-routes.js";
  * input, after the stored conversation of `previous_response_id` when one is named. Always a
  * client-kept turn (runStateless): the store here is the Responses store, not a session.
  */
-export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InFlightWork): void {
+export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InFlightWork, responseStore: ResponseStore | undefined): void {
   app.post("/v1/responses", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest(raw);
     const agent = resolveAgent(deps, request.model);
     const modelName = deps.agents[agent] ?? "";
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
-    const store = request.store === false ? undefined : deps.responseStore;
-    const turn = await resolveResponseTurn(raw, request, { store: deps.responseStore, images });
+    const store = request.store === false ? undefined : responseStore;
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images });
     const identity = newIdentity(agent, request, request.store !== false);
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = deps.runner();
-    const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
-    const leave = inFlight.enter();
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
     const log = deps.logger.child({ agent, response_id: identity.id });
     return runResponse({
       run: (options) =>
@@ -49,11 +50,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
       identity,
       store,
       cacheKey,
-      controller: abort.controller,
-      release: () => {
-        leave();
-        abort.dispose();
-      },
+      controller: work.controller,
+      release: work.finish,
       degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
       logger: log,
       stream:
@@ -69,7 +67,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
     const agent = resolveAgent(deps, request.model);
     const modelName = deps.agents[agent] ?? "";
     if (deps.models === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
-    const turn = await resolveResponseTurn(raw, request, { store: deps.responseStore, images: deps.models.describe(modelName).capabilities.vision });
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision });
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const engine = await deps.models.engine(modelName);
@@ -80,7 +78,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
     }
   });
 
-  registerStoredResponseRoutes(app, deps);
+  registerStoredResponseRoutes(app, responseStore);
 }
 
 /** `model`: an agent name; missing: the default agent; anything else a 404 naming the field. */

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { HttpDeps } from "../http-deps.js";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 
 /**
  * GET /v1/models and /v1/models/{id}: agents (not GGUF files) are what a client picks, so they
