@@ -56,6 +56,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     sessionQueue: config.http.session_queue,
     coalesceMs: config.http.coalesce_ms,
     responses: { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
+    modelAliases: config.http.model_aliases,
+    unknownModel: config.http.unknown_model,
     ...keepAliveOverride(env),
   };
 

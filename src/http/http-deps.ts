@@ -30,6 +30,10 @@ export interface HttpSettings {
   keepAliveMs?: number;
   /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */
   maxPendingStreamBytes?: number;
+  /** http.model_aliases: model names clients insist on (exact or glob) -> agent names. */
+  modelAliases?: Readonly<Record<string, string>>;
+  /** http.unknown_model (default `error`). */
+  unknownModel?: "error" | "default";
   /** The store of POST /v1/responses (`http.responses`); absent: nothing is stored, previous_response_id finds nothing. */
   responses?: ResponseStoreSettings;
 }

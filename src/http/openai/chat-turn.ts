@@ -4,8 +4,8 @@ import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { HttpError } from "../http-error.js";
 import type { HttpDeps } from "../http-deps.js";
+import type { ModelResolver } from "../resolve-model.js";
 import type { SessionGate } from "../session-gate.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
 import { lastUserInput, parseChatRequest, type ChatRequest } from "./request-schema.js";
@@ -16,8 +16,10 @@ export type StartTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => P
 /** A chat request resolved into the turn to run; nothing has started yet but the session gate. */
 export interface ChatTurn {
   body: ChatRequest;
-  /** The agent that answers; echoed as `model`. */
+  /** The agent that answers. */
   agent: string;
+  /** The name the client asked for (an agent or an alias), echoed as `model`. */
+  model: string;
   start: StartTurn;
   /** Lets the session go (the gate entered for a session-mode turn); idempotent. */
   release: () => void;
@@ -30,15 +32,14 @@ export interface ChatTurn {
  * is a conversation kept by the client, as every OpenAI client sends it: its messages are the
  * whole context and nothing is stored. Every refusal is thrown here, before any work starts.
  */
-export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, gate: SessionGate): ChatTurn {
+export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate): ChatTurn {
   const body = parseChatRequest(raw);
   assertSupported(body);
-  const agentNames = Object.keys(deps.agents);
-  const agent = body.model ?? agentNames[0];
-  if (agent === undefined || !(agent in deps.agents)) {
-    throw new HttpError("model_not_found", `The model ${JSON.stringify(body.model ?? "")} does not exist. Configured agents: ${agentNames.join(", ") || "none"}`, "model");
-  }
+  const resolved = resolver.resolve(body.model);
+  // Chat names agents only (no llama.models names), so there is always one.
+  const agent = resolved.agent ?? "";
   const ignored = ignoredFieldWarnings(raw);
+  if (resolved.fallback === true) ignored.push(`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`);
   const overrides = toOverrides(body);
   const clientTools = toClientTools(body);
   const named = body.session_id ?? sessionHeader;
@@ -49,7 +50,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
       withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true }, options), ignored);
-    return { body, agent, start, release: () => undefined, log };
+    return { body, agent, model: resolved.id, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
     throw new RuntimeError("invalid_request", "tools: functions the client runs need a conversation kept by the client; omit session_id (and X-Session-Id) to use them", { details: { param: "tools" } });
@@ -61,7 +62,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
     withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides }, options), ignored);
-  return { body, agent, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
+  return { body, agent, model: resolved.id, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 
 function withWarnings(outcome: TurnOutcome, extra: readonly string[]): TurnOutcome {

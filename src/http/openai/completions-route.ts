@@ -7,7 +7,7 @@ import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
 import { startRequestWork } from "../request-work.js";
-import { resolveModel } from "../resolve-model.js";
+import type { ModelResolver } from "../resolve-model.js";
 import { streamCompletion } from "./completion-stream.js";
 import { parseCompletionsRequest, type CompletionsRequest } from "./completions-schema.js";
 import { textCompletion, UsageTally, type TextCompletionIdentity } from "./text-completion.js";
@@ -24,9 +24,9 @@ interface ResolvedCompletion {
  * POST /v1/completions: plain text completion for autocomplete clients, on the model behind the
  * named agent (or a model named directly). No chat template, no tools, no agent loop, no session.
  */
-export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: ModelAccess, inFlight: InFlightWork): void {
+export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, inFlight: InFlightWork): void {
   app.post("/v1/completions", async (c) => {
-    const resolved = await resolveCompletion(await readJson(c), deps, models);
+    const resolved = await resolveCompletion(await readJson(c), resolver, models);
     // The client going away (or shutdown) stops generation at once and frees the sequence.
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
     const chunks = resolved.complete({ ...resolved.completion, signal: work.controller.signal });
@@ -46,9 +46,9 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, models: Mode
   });
 }
 
-async function resolveCompletion(raw: unknown, deps: HttpDeps, models: ModelAccess): Promise<ResolvedCompletion> {
+async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<ResolvedCompletion> {
   const body = parseCompletionsRequest(raw);
-  const { id, modelName } = resolveModel(body.model, deps.agents, models.names);
+  const { id, modelName } = resolver.resolve(body.model, models.names);
   const engine = await models.engine(modelName);
   const complete = engine.complete?.bind(engine);
   if (complete === undefined) {

@@ -4,14 +4,14 @@ import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
-import { resolveModel } from "../resolve-model.js";
+import type { ModelResolver } from "../resolve-model.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-schema.js";
 
 /** POST /v1/embeddings: vectors from the model behind the named agent (or a model named directly). */
-export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, models: ModelAccess): void {
+export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess): void {
   app.post("/v1/embeddings", async (c) => {
-    const { body, id, embed } = await resolveEmbeddings(await readJson(c), deps, models);
+    const { body, id, embed } = await resolveEmbeddings(await readJson(c), resolver, models);
     // The client going away (or shutdown) stops the work between inputs.
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
@@ -23,9 +23,9 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, models: Model
   });
 }
 
-async function resolveEmbeddings(raw: unknown, deps: HttpDeps, models: ModelAccess): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
+async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
   const body = parseEmbeddingsRequest(raw);
-  const { id, modelName } = resolveModel(body.model, deps.agents, models.names);
+  const { id, modelName } = resolver.resolve(body.model, models.names);
   const description = models.describe(modelName);
   const engine = await models.engine(modelName);
   const embed = engine.embed?.bind(engine);
