@@ -468,6 +468,18 @@ describe("reasoning, truncation and failures (scripted upstream)", () => {
     assert.equal(events[6]?.data.text, "Let me think.");
   });
 
+  it("reasoning.effort reaches the upstream as reasoning_effort; on the embedded engine none is reported as not applied", async () => {
+    upstream.push({ text: ["ok"] });
+    const before = upstream.chats().length;
+    await client().responses.create({ model: "remote", input: "think less", reasoning: { effort: "minimal" }, store: false });
+    assert.equal((upstream.chats()[before]?.body as Json).reasoning_effort, "minimal");
+    const embedded = await client().responses.create({ model: "assistant", input: "Hello!", reasoning: { effort: "none" }, store: false });
+    assert.equal(embedded.output_text, DEMO_SENTENCE);
+    assert.deepEqual((embedded as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings, ['reasoning effort "none" is not applied by the embedded engine (no thinking switch): a model that thinks still does']);
+    const bad = await refused({ model: "assistant", input: "x", reasoning: { effort: "extreme" } });
+    assert.deepEqual([bad.status, bad.error.param], [400, "reasoning.effort"]);
+  });
+
   it("a turn that fails after the stream started ends with response.failed carrying an error, never a cut stream", async () => {
     upstream.push({ cut: ["Partial "] });
     const events = await readSseEvents(await postResponses(server.base, { model: "remote", input: "fail please", stream: true }));
