@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { ensurePrivateDir } from "../shared/private-dir.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { assertSafeId, isSafeId } from "../shared/safe-id.js";
 
@@ -28,7 +29,7 @@ export async function resolvePodSession(dataDir: string, podName: string, reques
   ).catch(() => undefined);
   const sessionId = assertSafeId("session_id", requested ?? remembered ?? randomUUID());
   if (sessionId !== remembered) {
-    await mkdir(path.dirname(file), { recursive: true });
+    await ensurePrivateDir(path.dirname(file), dataDir);
     const record: PodStateRecord = { session_id: sessionId, pod_name: podName };
     // Temp + rename: a crash never leaves a torn state file.
     const temp = `${file}.${process.pid}.tmp`;

@@ -1,4 +1,5 @@
-import { mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
+import { readdir, rename, rmdir, unlink } from "node:fs/promises";
+import { ensurePrivateDir } from "../shared/private-dir.js";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { isSafeId } from "../shared/safe-id.js";
@@ -111,7 +112,8 @@ export class FileSessionStore implements SessionStore, HistoryReader {
    * that must be durable (the turn's first checkpoint, written off that path, or the history).
    */
   private async createSessionDir(dir: string): Promise<void> {
-    const first = await mkdir(dir, { recursive: true });
+    // Private (0700) like everything under data_dir; data_dir and sessions/ tightened if found open.
+    const first = await ensurePrivateDir(dir, this.dataDir);
     if (first !== undefined) this.unsynced.set(dir, first);
   }
 

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
 import { sameTokens } from "./sequence-pool.js";
 
 /** What a saved state was computed with; a state is only ever loaded into the same. */
@@ -72,7 +73,8 @@ export class KvStateFiles {
   async save(key: string, sequence: LlamaContextSequence, identity: ModelIdentity): Promise<boolean> {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // <data_dir>/kv-cache/<model>: the state encodes conversations.
+    await ensurePrivateDir(this.dir, path.dirname(this.dir));
     const { state, meta } = this.pathsFor(key);
     const suffix = `.tmp-${randomBytes(4).toString("hex")}`;
     const started = Date.now();

@@ -3,8 +3,9 @@
 // only a hint: nothing is killed unless the live process's command line proves it is that
 // llama-server on that port (pids get reused).
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
 
 export interface PidRecord {
   pid: number;
@@ -84,7 +85,8 @@ export async function readPidFile(file: string): Promise<PidRecord | null> {
 
 /** Atomic (temp + rename): a crash mid-write leaves the old file or the new one, never half. */
 export async function writePidFile(file: string, record: PidRecord): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+  // <data_dir>/run: private like the rest of data_dir.
+  await ensurePrivateDir(path.dirname(file), path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   await writeFile(tmp, formatPidFile(record), { mode: 0o600 });
   await rename(tmp, file);
