@@ -214,6 +214,22 @@ export class KvStateFiles {
   }
 }
 
+/**
+ * Moves the folder an earlier version named `legacy` to `dir` when only the old one exists under
+ * exactly that name (on a case-insensitive disk `Qwen` would otherwise find `qwen`'s folder).
+ * States are a cache: whatever fails is logged and the turn starts cold.
+ */
+export async function adoptLegacyDir(legacy: string, dir: string, logger: Logger): Promise<void> {
+  try {
+    const names = await readdir(path.dirname(legacy));
+    if (!names.includes(path.basename(legacy)) || names.includes(path.basename(dir))) return;
+    await rename(legacy, dir);
+    logger.info({ from: legacy, to: dir }, "kv states of an earlier version moved to the folder's new name");
+  } catch (error) {
+    logger.debug({ from: legacy, to: dir, err: (error as Error).message }, "kv states of an earlier version not moved");
+  }
+}
+
 async function digest(file: string): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash("sha256");
   let bytes = 0;
