@@ -54,6 +54,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     maxBodyBytes: config.http.max_body_bytes,
     sessionQueue: config.http.session_queue,
     coalesceMs: config.http.coalesce_ms,
+    modelAliases: config.http.model_aliases,
+    unknownModel: config.http.unknown_model,
     ...keepAliveOverride(env),
   };
 

@@ -1,18 +1,15 @@
 import type { AgentEvent } from "../../agent/events.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
-import { chunkObject, type CompletionIdentity, type UsageTally } from "./completion.js";
+import { dataFrame, namedFrame } from "../sse/sse-frames.js";
+import { assignCompletionId, chunkObject, type CompletionIdentity } from "./completion.js";
 
-/** SSE wire text. JSON.stringify never emits a raw newline, so one `data:` line per frame is safe. */
-export const dataFrame = (value: unknown): string => `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
-export const namedFrame = (name: string, value: unknown): string => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
-export const KEEP_ALIVE_FRAME = ": keep-alive\n\n";
+/** OpenAI's end of stream (chat and text completions; other dialects end otherwise). */
 export const DONE_FRAME = "data: [DONE]\n\n";
 
 export interface FrameContext {
   identity: CompletionIdentity;
   /** true: the seed 001 stream (named AgentLoop events too); false: standard OpenAI chunks only. */
   events: boolean;
-  usage: UsageTally;
 }
 
 /**
@@ -26,17 +23,16 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
   switch (event.event) {
     case "run_start":
       // The completion id comes from the trace id, known from here on: the role chunk opens the stream.
-      ctx.identity.id = `chatcmpl-${event.trace_id}`;
+      assignCompletionId(ctx.identity, event.trace_id);
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
       return [...named, dataFrame(chunkObject(ctx.identity, { content: event.delta }))];
     case "thinking_chunk":
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
       return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
+    // Usage comes with the turn's outcome (the final chunks, the result). Tool activity and loop
+    // bookkeeping have no standard chunk form: opt-in stream only.
     case "usage":
-      ctx.usage.add(event.input_tokens, event.output_tokens, event.cached_input_tokens);
-      return named;
-    // Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
     case "memory_start":
     case "llm_start":
     case "llm_done":

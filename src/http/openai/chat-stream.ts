@@ -1,11 +1,13 @@
 import type { Logger } from "pino";
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { EmitEvent } from "../../agent/events.js";
-import { completionObject, chunkObject, toolCallChunks, usageChunk, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
-import { toOpenAiError } from "../openai/errors.js";
-import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import { toOpenAiError } from "../http-error.js";
 import { FrameStream } from "../sse/frame-stream.js";
-import type { StartTurn } from "./chat-completions.js";
+import { dataFrame, namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import type { StartTurn } from "./chat-turn.js";
+import { assignCompletionId, completionObject, chunkObject, openAiFinishReason, openAiUsage, resultFields, toolCallChunks, usageChunk, type CompletionIdentity } from "./completion.js";
+import { DONE_FRAME, framesFor, type FrameContext } from "./event-frames.js";
 
 export interface StreamTurnOptions {
   start: StartTurn;
@@ -22,14 +24,6 @@ export interface StreamTurnOptions {
   logger: Logger;
 }
 
-export const SSE_HEADERS = {
-  "Content-Type": "text/event-stream; charset=utf-8",
-  "Cache-Control": "no-cache",
-  Connection: "keep-alive",
-  // Reverse proxies (nginx) would otherwise buffer the stream.
-  "X-Accel-Buffering": "no",
-} as const;
-
 /**
  * Runs the turn and answers with its SSE stream. The response starts at `run_start`: a turn that
  * fails before it (bad session id, nothing to resume) still gets a real HTTP error status. An
@@ -38,8 +32,7 @@ export const SSE_HEADERS = {
  */
 export async function streamTurn(options: StreamTurnOptions): Promise<Response> {
   const { identity, controller, logger } = options;
-  const usage = new UsageTally();
-  const ctx: FrameContext = { identity, events: options.events, usage };
+  const ctx: FrameContext = { identity, events: options.events };
   const frames = new FrameStream({
     keepAliveMs: options.keepAliveMs,
     maxPendingBytes: options.maxPendingBytes,
@@ -66,7 +59,7 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
   }
   if (outcome !== "started") {
     // A turn that never announced itself (no run_start): still a well-formed stream.
-    identity.id = `chatcmpl-${outcome.trace_id}`;
+    assignCompletionId(identity, outcome.trace_id);
     frames.push(dataFrame(chunkObject(identity, { role: "assistant", content: "" })));
   }
   turn.then(
@@ -82,13 +75,13 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
 }
 
 function finish(frames: FrameStream, ctx: FrameContext, result: TurnOutcome, options: StreamTurnOptions): void {
-  const usage = ctx.usage.toJSON();
   for (const chunk of toolCallChunks(ctx.identity, result.tool_calls ?? [])) frames.push(dataFrame(chunk));
-  frames.push(dataFrame(chunkObject(ctx.identity, {}, result.finish_reason)));
-  if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, usage)));
+  frames.push(dataFrame(chunkObject(ctx.identity, {}, openAiFinishReason(result))));
+  if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, openAiUsage(result.usage))));
   if (ctx.events) {
-    const completion = completionObject(ctx.identity, result, usage, options.degradationTier());
-    frames.push(namedFrame("result", { ...completion, ...result }));
+    // The reasoning went out as chunks already.
+    const completion = completionObject(ctx.identity, result, options.degradationTier(), "");
+    frames.push(namedFrame("result", { ...completion, ...resultFields(result) }));
   }
   frames.push(DONE_FRAME);
   frames.end();
