@@ -216,8 +216,11 @@ describe("createPod: the Pod protocol by direct call", () => {
     await again.close();
   });
 
-  it("createPod rejects a config that does not load with a RuntimeError (code, message)", async () => {
+  it("createPod rejects what stops a pod from existing with a RuntimeError (code, message)", async () => {
     await assert.rejects(createPod({ config: "missing.yaml", cwd: dir }), (error: { code?: string; message?: string }) => error.code === "config_missing" && /no config file at/.test(error.message ?? ""));
     await assert.rejects(createPod({ config: { app: { data_dir: "./data" }, agents: { a: { temperature: "hot" } } }, cwd: dir }), (error: { code?: string }) => error.code === "config_invalid");
+    // A data dir that cannot be created (its parent is a file).
+    const unwritable = { app: { data_dir: `${configPath}/data` }, llama: { models: { default: openaiModel(upstream.baseUrl, "test-model") } }, agents: { assistant: {} } };
+    await assert.rejects(createPod({ config: unwritable, cwd: dir }), (error: { code?: string; message?: string }) => error.code === "storage_error" && /cannot keep the pod's state under/.test(error.message ?? ""));
   });
 });
