@@ -33,6 +33,14 @@ export type PodEvent =
   | { event: "usage"; data: { input_tokens: number; output_tokens: number } }
   | { event: "error"; data: { code: PodErrorCode; message: string; reason?: string } };
 
+/** What a client sends (seed 004): `{"method": <name>, "params"?: {...}}`; `params` may be omitted where a method takes none. */
+export type PodMethodMessage =
+  | { method: "run"; params: { input: string } }
+  | { method: "resume"; params?: Record<string, unknown> }
+  | { method: "cancel"; params?: Record<string, unknown> }
+  | { method: "get_status"; params?: Record<string, unknown> }
+  | { method: "get_history"; params?: Record<string, unknown> };
+
 export type PodEventName = PodEvent["event"];
 
 /**

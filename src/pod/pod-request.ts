@@ -12,14 +12,21 @@ export const POD_METHODS = Object.keys(podRequestParams) as PodMethod[];
 
 const isPodMethod = (method: string): method is PodMethod => Object.hasOwn(podRequestParams, method);
 
+export type ParsedPodRequest = { ok: true; request: PodRequest } | { ok: false; message: string };
+
 /** A line -> a request, or the message of the error event its sender gets. */
-export function parsePodRequest(line: string): { ok: true; request: PodRequest } | { ok: false; message: string } {
+export function parsePodRequest(line: string): ParsedPodRequest {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     return { ok: false, message: "invalid request: the line is not JSON" };
   }
+  return parsePodMessage(value);
+}
+
+/** A method message (a parsed line, or an object handed to the direct call) -> a request, validated the same way. */
+export function parsePodMessage(value: unknown): ParsedPodRequest {
   const parsed = podEnvelope.safeParse(value);
   if (!parsed.success) return { ok: false, message: 'invalid request: expected {"method": string, "params"?: object}' };
   const { method, params } = parsed.data;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { PodEvent } from "./pod-event-types.js";
+import type { PodEvent, PodMethodMessage } from "./pod-event-types.js";
 
 /**
  * The Pod protocol (seed 004) as zod schemas: the request table the pod validates lines with
@@ -61,3 +61,8 @@ export const podEventSchema = z.discriminatedUnion("event", podEventSchemas);
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const podEventSchemaMatchesTheUnion: Same<z.output<typeof podEventSchema>, PodEvent> = true;
 void podEventSchemaMatchesTheUnion;
+
+/** The method messages as the schemas accept them, kept the same shape as `PodMethodMessage`. */
+type SchemaMethodMessage = { [M in PodMethod]: M extends "run" ? { method: M; params: z.input<(typeof podRequestParams)[M]> } : { method: M; params?: z.input<(typeof podRequestParams)[M]> } }[PodMethod];
+const podMethodMessageMatchesTheSchemas: Same<SchemaMethodMessage, PodMethodMessage> = true;
+void podMethodMessageMatchesTheSchemas;

@@ -1,45 +1,33 @@
 import { createServer, type Server, type Socket } from "node:net";
-import type { Logger } from "pino";
-import type { SessionRunner } from "../agent/session-runner.js";
 import { PodClientConnection, type ClientLimits } from "./pod-client-connection.js";
 import { encodePodEvent, isDroppable, type PodEvent } from "./pod-event-types.js";
 import type { LineItem as PodLine } from "../shared/line-splitter.js";
 import { parsePodRequest } from "./pod-request.js";
-import { PodSession } from "./pod-session.js";
+import { PodHub, type PodHubOptions } from "./pod-hub.js";
 import { claimSocketPath, listenOnSocket, removeSocketFile } from "./pod-socket-file.js";
 
-export interface PodServerOptions {
+export interface PodServerOptions extends PodHubOptions {
   socketPath: string;
-  sessionId: string;
-  podName: string;
-  runner: () => SessionRunner;
-  /** stdio.coalesce_ms: the merge window for a turn's text deltas (0 = off). */
-  coalesceMs?: number;
   limits: ClientLimits;
-  logger: Logger;
 }
 
 /**
  * The Pod protocol on a Unix socket: every connection is a listener that gets every event from
- * the moment it connects; methods from any client drive one PodSession. Replies that concern
- * one client (status, history, refusals, bad lines) go to that client only.
+ * the moment it connects (status and history answers included); methods from any client drive
+ * the one PodHub. The one exception: a refusal or a bad line goes to its sender only, since it
+ * answers what that client sent and changes nothing in the pod (docs/protocol-pod.md).
  */
 export class PodServer {
   private readonly clients = new Set<PodClientConnection>();
   private readonly server: Server;
-  private readonly session: PodSession;
+  private readonly hub: PodHub;
   private nextClientId = 1;
   private socketIno: number | null = null;
 
   constructor(private readonly options: PodServerOptions) {
-    this.session = new PodSession({
-      runner: options.runner,
-      sessionId: options.sessionId,
-      podName: options.podName,
-      broadcast: (event) => this.broadcast(event),
-      logger: options.logger,
-      coalesceMs: options.coalesceMs ?? 0,
-    });
+    this.hub = new PodHub(options);
+    // One hub listener fans out to the connections: each event is encoded once.
+    this.hub.listen((event) => this.broadcast(event));
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -51,7 +39,7 @@ export class PodServer {
 
   /** Picks up a turn a previous pod left paused on this session. */
   restore(): Promise<void> {
-    return this.session.restore();
+    return this.hub.restore();
   }
 
   get clientCount(): number {
@@ -61,7 +49,7 @@ export class PodServer {
   /** No new clients; the running turn gets `graceMs`; clients are flushed (bounded) and closed; the socket file goes. */
   async close(graceMs: number, flushMs: number): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await this.session.stop(graceMs);
+    await this.hub.stop(graceMs);
     await Promise.all([...this.clients].map((client) => client.close(flushMs)));
     await closed;
     if (this.socketIno !== null) await removeSocketFile(this.options.socketPath, this.socketIno);
@@ -85,41 +73,17 @@ export class PodServer {
   }
 
   private onLine(client: PodClientConnection, line: PodLine): void {
+    const toSender = (event: PodEvent): void => void client.send(encodePodEvent(event), false);
     if (line.kind === "overflow") {
-      this.reply(client, { event: "error", data: { code: "internal", message: `invalid request: line of ${line.bytes} bytes is longer than ${this.options.limits.maxLineBytes}; discarded` } });
+      toSender({ event: "error", data: { code: "internal", message: `invalid request: line of ${line.bytes} bytes is longer than ${this.options.limits.maxLineBytes}; discarded` } });
       return;
     }
     const parsed = parsePodRequest(line.text);
     if (!parsed.ok) {
-      this.reply(client, { event: "error", data: { code: "internal", message: parsed.message } });
+      toSender({ event: "error", data: { code: "internal", message: parsed.message } });
       return;
     }
-    const { request } = parsed;
-    switch (request.method) {
-      case "run":
-        this.reply(client, this.session.run(request.input));
-        return;
-      case "resume":
-        this.reply(client, this.session.resume());
-        return;
-      case "cancel":
-        this.reply(client, this.session.cancel());
-        return;
-      case "get_status":
-        this.reply(client, this.session.status());
-        return;
-      case "get_history":
-        void this.session.history().then((event) => this.reply(client, event));
-        return;
-      default: {
-        const unreachable: never = request;
-        throw new Error(`unhandled pod method ${JSON.stringify(unreachable)}`);
-      }
-    }
-  }
-
-  private reply(client: PodClientConnection, event: PodEvent | null): void {
-    if (event !== null) client.send(encodePodEvent(event), false);
+    this.hub.handle(parsed.request, toSender);
   }
 
   private broadcast(event: PodEvent): void {

@@ -9,20 +9,20 @@ export interface PodSessionDeps {
   runner: () => SessionRunner;
   sessionId: string;
   podName: string;
-  /** To every connected client. */
+  /** To every listener. */
   broadcast: (event: PodEvent) => void;
   logger: Logger;
   /** Text deltas within this many ms leave as one `delta` event (0 = one per engine chunk). */
   coalesceMs?: number;
 }
 
-/** An answer for the client that sent the method (state errors, status, history). */
+/** A refusal of the method (already_running, not_running, not_paused), routed by the transport; null when accepted. */
 export type Reply = PodEvent | null;
 
 /**
  * The pod's state machine over the SessionRunner: idle -> running -> idle | paused; paused ->
  * running (resume) | idle (cancel). First wins: a method that does not fit the state is refused
- * with an error for its sender, and the running turn is untouched.
+ * (the Reply), and the running turn is untouched.
  */
 export class PodSession {
   private state: PodState = "idle";

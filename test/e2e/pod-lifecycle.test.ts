@@ -32,8 +32,7 @@ describe("serve-socket: state errors and cancel on a long turn (built CLI, tiny 
   });
 
   it("running: run is already_running and resume not_paused (sender only, turn untouched); cancel ends it", async () => {
-    const runner = await PodSocketClient.listening(pod.socketPath);
-    const other = await PodSocketClient.listening(pod.socketPath);
+    const [runner, other] = (await PodSocketClient.listeningAll(pod.socketPath, 2)) as [PodSocketClient, PodSocketClient];
     const from = runner.events.length;
     runner.send("run", { input: "talk" });
     await runner.waitFor((e) => e.event === "text_delta", { from });

@@ -49,7 +49,7 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
 
   for (const count of [2, 10]) {
     it(`${count} clients see the same event sequence, exactly`, async () => {
-      const clients = await Promise.all(Array.from({ length: count }, () => PodSocketClient.listening(pod.socketPath)));
+      const clients = await PodSocketClient.listeningAll(pod.socketPath, count);
       const from = clients.map((c) => c.events.length);
       clients[count - 1]!.send("run", { input: "hello" });
       await Promise.all(clients.map((c) => c.waitFor((e) => e.event === "status" && e.data.state === "idle", { from: from[clients.indexOf(c)]! })));
@@ -67,8 +67,7 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
   }
 
   it("a client that leaves mid-turn changes nothing for the turn", async () => {
-    const watcher = await PodSocketClient.listening(pod.socketPath);
-    const leaver = await PodSocketClient.listening(pod.socketPath);
+    const [watcher, leaver] = (await PodSocketClient.listeningAll(pod.socketPath, 2)) as [PodSocketClient, PodSocketClient];
     const from = watcher.events.length;
     leaver.send("run", { input: "hello again" });
     await leaver.next("turn_start");
@@ -81,8 +80,7 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
   });
 
   it("bad lines get an error for their sender only, and the connection keeps working", async () => {
-    const bad = await PodSocketClient.listening(pod.socketPath);
-    const other = await PodSocketClient.listening(pod.socketPath);
+    const [bad, other] = (await PodSocketClient.listeningAll(pod.socketPath, 2)) as [PodSocketClient, PodSocketClient];
     const otherFrom = other.events.length;
     bad.sendRaw("not json\n");
     assert.deepEqual((await bad.next("error")).data, { code: "internal", message: "invalid request: the line is not JSON" });
@@ -96,7 +94,9 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
     assert.equal((await bad.next("error")).data.code, "not_running");
     bad.send("get_status");
     assert.equal((await bad.next("status")).data.state, "idle");
-    assert.deepEqual(other.events.slice(otherFrom), []);
+    // The status answer goes to every client (seed 004); the errors before it did not.
+    await other.waitFor((e) => e.event === "status", { from: otherFrom });
+    assert.deepEqual(other.events.slice(otherFrom).map((e) => e.event), ["status"]);
     await Promise.all([bad.close(), other.close()]);
   });
 
@@ -107,8 +107,7 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
   });
 
   it("pauses on the gated MCP tool, refuses run while paused, and resume runs the call and finishes", async () => {
-    const a = await PodSocketClient.listening(pod.socketPath);
-    const b = await PodSocketClient.listening(pod.socketPath);
+    const [a, b] = (await PodSocketClient.listeningAll(pod.socketPath, 2)) as [PodSocketClient, PodSocketClient];
     const [fromA, fromB] = [a.events.length, b.events.length];
     a.send("run", { input: `${DEMO_TOOL_TRIGGER} hi` });
     await a.waitFor((e) => e.event === "status" && e.data.state === "paused", { from: fromA });

@@ -82,9 +82,13 @@ describe("serve-socket: a client that never reads (openai engine, 20,000-delta t
     const stalled = await PodSocketClient.connect(pod.socketPath, { paused: true });
     // The pod counts it as a listener once the stalled client's status request was answered; it
     // reads nothing, so wait for the pod's side: its get_status reply is queued for it.
+    const statuses = (): number => fast.events.filter((e) => e.event === "status").length;
+    const before = statuses();
     stalled.send("get_status");
     const probe = await PodSocketClient.listening(pod.socketPath);
     await probe.close();
+    // Both answers reach every client (seed 004): the fast one has them before its timed turn.
+    await fast.waitFor(() => statuses() >= before + 2);
     const shared = await timedTurn(fast);
     checkFullTurn(shared.events);
     t.diagnostic(`20,000-delta turn seen by the reading client: alone ${alone.ms.toFixed(0)} ms (${((DELTAS / alone.ms) * 1000).toFixed(0)} deltas/s), with a stalled client ${shared.ms.toFixed(0)} ms (${((DELTAS / shared.ms) * 1000).toFixed(0)} deltas/s), ratio ${(shared.ms / alone.ms).toFixed(2)}`);

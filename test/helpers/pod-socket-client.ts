@@ -52,6 +52,19 @@ export class PodSocketClient {
     return client;
   }
 
+  /**
+   * `count` listeners, connected one after another. Every get_status answer goes to every client
+   * (seed 004), so client i also gets the answers of the clients after it: this resolves once each
+   * has all of them, and from then on nothing of the handshakes is still on its way.
+   */
+  static async listeningAll(path: string, count: number): Promise<PodSocketClient[]> {
+    const clients: PodSocketClient[] = [];
+    for (let i = 0; i < count; i++) clients.push(await PodSocketClient.listening(path));
+    const statuses = (client: PodSocketClient): number => client.events.filter((message) => message.event === "status").length;
+    await Promise.all(clients.map((client, i) => client.waitFor(() => statuses(client) >= count - i)));
+    return clients;
+  }
+
   send(method: string, params?: Record<string, unknown>): void {
     this.socket.write(`${JSON.stringify(params === undefined ? { method } : { method, params })}\n`);
   }

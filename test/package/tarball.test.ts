@@ -16,7 +16,8 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
  * minutes). `npm pack` (scripts skipped: this tests the current build), `npm install` of the
  * tarball into an empty folder from the npm cache (`--prefer-offline`), and from there: the bin,
  * `doctor --json` checked against the shipped schema, and a chat on the demo model through
- * `local-ai-core/client`, whose import loads nothing of the engine and whose types resolve.
+ * `local-ai-core/client`, whose import loads nothing of the engine and whose types resolve, and a
+ * turn on the demo model through `createPod` from `local-ai-core/pod` (the pod in process).
  * A network failure of the install skips the test loudly; any other failure fails it.
  */
 const exec = promisify(execFile);
@@ -50,7 +51,7 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 before(async () => {
-  for (const built of ["dist/src/cli/main.js", "dist/src/client/index.d.ts", "schema/v1.schema.json"]) {
+  for (const built of ["dist/src/cli/main.js", "dist/src/client/index.d.ts", "dist/src/app/create-pod.d.ts", "schema/v1.schema.json"]) {
     assert.ok(existsSync(path.join(ROOT, built)), `${built} is missing: run npm run build first (npm run test:package does)`);
   }
   dir = await mkdtemp(path.join(tmpdir(), "local-ai-package-"));
@@ -80,7 +81,7 @@ describe("the npm package (npm pack, npm install of the tarball)", () => {
   it("holds the build, the types and schema/, and no tests, fixtures, benches or scripts", () => {
     const files = pack.files.map((file) => file.path);
     process.stderr.write(`tarball ${pack.filename}: ${pack.size} bytes packed, ${pack.unpackedSize} unpacked, ${files.length} files\n`);
-    for (const needed of ["package.json", "dist/src/cli/main.js", "dist/src/client/index.js", "dist/src/client/index.d.ts", "schema/v1.schema.json", "schema/jsonrpc.schema.json", "schema/pod.schema.json", "schema/cli.schema.json", "config.example.yaml"]) {
+    for (const needed of ["package.json", "dist/src/cli/main.js", "dist/src/client/index.js", "dist/src/client/index.d.ts", "dist/src/app/create-pod.js", "dist/src/app/create-pod.d.ts", "schema/v1.schema.json", "schema/jsonrpc.schema.json", "schema/pod.schema.json", "schema/cli.schema.json", "config.example.yaml"]) {
       assert.ok(files.includes(needed), `${needed} is in the tarball`);
     }
     const unwanted = files.filter((file) => /^(dist\/)?(test|bench|scripts|examples)\//.test(file) || /fixtures|\.test\.js$|\.map$|\.gguf$/.test(file));
@@ -132,6 +133,34 @@ describe("the npm package (npm pack, npm install of the tarball)", () => {
     assert.deepEqual(heavy, [], "the client pulled in nothing else");
   });
 
+  it("a host runs a turn on the demo model in its own process through local-ai-core/pod", async (t) => {
+    if (!requireInstall(t)) return;
+    const config = path.join(app, "pod-config.yaml");
+    await writeFile(config, `app:\n  data_dir: ./pod-data\n${agentsYaml(await ensureFixture("demo"))}`);
+    const host = [
+      'import { createPod } from "local-ai-core/pod";',
+      'const pod = await createPod({ config: process.argv[2], name: "pkg-pod" });',
+      "const events = [];",
+      "const idle = new Promise((resolve) => pod.listen((e) => {",
+      "  events.push(e);",
+      '  if (e.event === "status" && e.data.state === "idle" && events.length > 1) resolve();',
+      "}));",
+      'pod.run("Hello!");',
+      "await idle;",
+      "await pod.close();",
+      "process.stdout.write(JSON.stringify(events));",
+    ].join("\n");
+    await writeFile(path.join(app, "pod-host.mjs"), host);
+    const turn = await run(process.execPath, ["pod-host.mjs", config], app, { LOCAL_AI_LOG_LEVEL: "warn" });
+    assert.equal(turn.code, 0, turn.stderr);
+    // stdout holds only what the host wrote: the pod itself never writes there.
+    const events = JSON.parse(turn.stdout) as Array<{ event: string; data: Record<string, unknown> }>;
+    const names = events.map((e) => e.event).filter((name, i, all) => !(name === "text_delta" && all[i - 1] === "text_delta"));
+    assert.deepEqual(names, ["status", "turn_start", "text_delta", "usage", "text_done", "turn_end", "status"]);
+    assert.deepEqual(events.find((e) => e.event === "text_done")?.data, { text: DEMO_SENTENCE });
+    assert.deepEqual(events.at(-1)?.data, { state: "idle", session_id: events[0]?.data.session_id, pod_name: "pkg-pod" });
+  });
+
   it("its types resolve from the installed package (exports with types)", async (t) => {
     if (!requireInstall(t)) return;
     await writeFile(
@@ -150,6 +179,17 @@ describe("the npm package (npm pack, npm install of the tarball)", () => {
         'export const isCancel = (error: unknown): boolean => error instanceof LocalAiError && error.code === "cancelled";',
         "// @ts-expect-error an unknown param is a compile error",
         'client.chat({ input: "x", sesion_id: "typo" });',
+        'import { createPod, isRuntimeError, type Pod, type PodEvent, type PodMethodMessage } from "local-ai-core/pod";',
+        "export async function podTurn(): Promise<Pod> {",
+        '  const pod = await createPod({ config: "config.yaml", name: "typed" });',
+        '  pod.listen((e: PodEvent) => { if (e.event === "text_delta") e.data.text.toUpperCase(); });',
+        '  const message: PodMethodMessage = { method: "run", params: { input: "hi" } };',
+        "  pod.send(message);",
+        "  // @ts-expect-error run needs params.input",
+        '  pod.send({ method: "run" });',
+        "  return pod;",
+        "}",
+        "export const isPodError = (error: unknown): boolean => isRuntimeError(error) && error.code === \"config_invalid\";",
       ].join("\n"),
     );
     const tsconfig = {
