@@ -74,7 +74,7 @@ export async function readRemoteModel(ref: string, env: Readonly<Record<string, 
       cause: error,
     });
   }
-  const info = await parseHeaders(layouts, signal);
+  const info = await parseHeaders(layouts, binary ? urls.slice(0, 1) : urls, signal);
   const problems = ggufMetadataProblems(info.metadata);
   if (problems.length > 0) {
     throw new RuntimeError("model_missing", `${ref} is not a loadable model: ${problems.join("; ")}`, { details: { ref, reason: "bad_metadata", problems } });
@@ -118,7 +118,7 @@ async function readLayout(file: RemoteFile, url: string): Promise<GgufLayout> {
 }
 
 /** node-llama-cpp's reader over the header bytes already read (bounded), part by part, joined as it joins split files. */
-async function parseHeaders(layouts: GgufLayout[], signal?: AbortSignal): Promise<GgufFileInfo> {
+async function parseHeaders(layouts: GgufLayout[], urls: string[], signal?: AbortSignal): Promise<GgufFileInfo> {
   const { readGgufFileInfo } = await import("node-llama-cpp");
   const dir = await mkdtemp(path.join(os.tmpdir(), "local-ai-header-"));
   try {
@@ -126,9 +126,11 @@ async function parseHeaders(layouts: GgufLayout[], signal?: AbortSignal): Promis
     for (const [index, layout] of layouts.entries()) {
       const file = path.join(dir, `part${index + 1}.gguf`);
       await writeFile(file, layout.bytes);
-      const info = await readGgufFileInfo(file, { sourceType: "filesystem", spliceSplitFiles: false, logWarnings: false, ...(signal ? { signal } : {}) });
-      if (index > 0) for (const tensor of [...(info.tensorInfo ?? []), ...(info.fullTensorInfo ?? [])]) (tensor as { filePart?: number }).filePart = index + 1;
-      infos.push(info);
+      const parsed = await readGgufFileInfo(file, { sourceType: "filesystem", spliceSplitFiles: false, logWarnings: false, ...(signal ? { signal } : {}) });
+      if (index > 0) for (const tensor of [...(parsed.tensorInfo ?? []), ...(parsed.fullTensorInfo ?? [])]) (tensor as { filePart?: number }).filePart = index + 1;
+      // As node-llama-cpp's network reader gives it: the header bytes in memory (its estimates
+      // load them into llama.cpp), the URL as the source; the temporary file is gone after this.
+      infos.push({ ...parsed, source: { type: "uri", uri: urls[index] ?? "" }, sourceData: [{ type: "buffer", buffer: layout.bytes.subarray(0, parsed.infoEndOffset ?? layout.bytes.length) }] });
     }
     const [first, ...rest] = infos as [GgufFileInfo, ...GgufFileInfo[]];
     if (rest.length === 0) return first;

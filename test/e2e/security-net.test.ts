@@ -188,4 +188,15 @@ describe("security: network and model files (issue 27, items 1, 2, 4, 7; built C
     assert.equal(await sha(target), await sha(tiny));
     assert.deepEqual(mirror.requests.filter((request) => request.path.startsWith("/v2/") || request.path.includes("/resolve/")), [], "no hub request");
   });
+
+  it("a header read here plans exactly as the file itself (node-llama-cpp's estimates get the header bytes)", async () => {
+    const url = mirror.serve("/files/bench.gguf", fileSource(other, (await stat(other)).size));
+    const cwd = await folder("same-plan");
+    const [local, remote] = await Promise.all([run(["plan", "--json", "--model", other], cwd), run(["plan", "--json", "--model", url], cwd)]);
+    const planOf = (result: CliRun): unknown => {
+      const entry = (JSON.parse(result.stdout) as ModelPlanReport).models[0];
+      return { model: entry?.model, estimates: entry?.plan?.estimates, status: entry?.status };
+    };
+    assert.deepEqual(planOf(remote), planOf(local));
+  });
 });

@@ -36,7 +36,7 @@ export interface GgufLayout {
   dataOffset: number;
   /** The file size the tensor table describes (data offset + the furthest tensor's end); undefined when a tensor's type has no known size. */
   describedBytes: number | undefined;
-  /** The header's bytes (0 .. headerBytes), for a caller that parses them again (a remote header). */
+  /** The header's bytes with its padding (0 .. dataOffset, or as much of it as was read), for a caller that parses them again (a remote header). */
   bytes: Buffer;
 }
 
@@ -110,7 +110,7 @@ export async function checkGgufBounds(source: GgufByteSource, label: string, opt
     alignment,
     dataOffset,
     describedBytes: described === undefined ? undefined : Number(described),
-    bytes: cursor.buffered(headerBytes),
+    bytes: cursor.buffered(dataOffset),
   };
 }
 
@@ -182,8 +182,9 @@ class Cursor {
     return (await this.bytes(8)).readBigUInt64LE(0);
   }
 
+  /** A copy of the first `length` bytes read (fewer when fewer were). */
   buffered(length: number): Buffer {
-    return Buffer.from(this.buffer.subarray(0, length));
+    return Buffer.from(this.buffer.subarray(0, Math.min(length, this.filled)));
   }
 
   private async fill(needed: number): Promise<void> {
