@@ -1,6 +1,7 @@
-import { RuntimeError } from "../shared/runtime-error.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { GgufByteSource } from "../engine/gguf/gguf-bounds.js";
-import { guardedFetch } from "./guarded-fetch.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import { guardedFetch, type GuardedResponse } from "./guarded-fetch.js";
 import type { HubAccess } from "./hub-access.js";
 
 /**
@@ -27,11 +28,7 @@ export class RemoteFile implements GgufByteSource {
   }
 
   async read(offset: number, length: number): Promise<Buffer> {
-    const { response, url, authorized } = await guardedFetch(this.finalUrl, this.access, {
-      headers: { Range: `bytes=${offset}-${offset + length - 1}`, Accept: "*/*" },
-      authorized: this.authorized,
-      ...(this.signal ? { signal: this.signal } : {}),
-    });
+    const { response, url, authorized } = await this.fetchRange(offset, length);
     if (!this.resolved) {
       this.finalUrl = url;
       this.authorized = authorized;
@@ -61,7 +58,30 @@ export class RemoteFile implements GgufByteSource {
     }
     return readAtMost(response, length);
   }
+
+  private async fetchRange(offset: number, length: number): Promise<GuardedResponse> {
+    for (let attempt = 0; ; attempt += 1) {
+      const delay = RETRY_DELAYS_MS[attempt];
+      try {
+        const result = await guardedFetch(this.finalUrl, this.access, {
+          headers: { Range: `bytes=${offset}-${offset + length - 1}`, Accept: "*/*" },
+          authorized: this.authorized,
+          ...(this.signal ? { signal: this.signal } : {}),
+        });
+        const busy = result.response.status >= 500 || result.response.status === 429;
+        if (!busy || delay === undefined) return result;
+        await result.response.body?.cancel().catch(() => undefined);
+      } catch (error) {
+        // A refused redirect (RuntimeError) or a cancel is final; a network failure is tried again.
+        if (error instanceof RuntimeError || this.signal?.aborted === true || delay === undefined) throw error;
+      }
+      await sleep(delay, undefined, this.signal ? { signal: this.signal } : {});
+    }
+  }
 }
+
+/** A request that failed for the network or the server's load is tried again a little (not a 4xx). */
+const RETRY_DELAYS_MS = [500, 1500];
 
 /** The body's first `length` bytes; the rest is cancelled, never read. */
 async function readAtMost(response: Response, length: number): Promise<Buffer> {

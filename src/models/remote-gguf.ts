@@ -57,12 +57,9 @@ export async function readRemoteModel(ref: string, env: Readonly<Record<string, 
   try {
     for (const [index, partUrl] of urls.entries()) {
       const file = new RemoteFile(partUrl, access, signal);
-      if (binary && index > 0) {
-        await file.read(0, 1);
-      } else {
-        layouts.push(await readLayout(file, partUrl));
-      }
-      const layout = binary && index > 0 ? undefined : layouts.at(-1);
+      // A binary part after the first has no header of its own: one byte tells its size and redirects.
+      const layout = binary && index > 0 ? await file.read(0, 1).then(() => undefined) : await readLayout(file, partUrl);
+      if (layout !== undefined) layouts.push(layout);
       parts.push({ url: partUrl, finalUrl: file.finalUrl, authorized: file.authorized, advertisedBytes: file.advertisedBytes, describedBytes: layout?.describedBytes });
     }
   } catch (error) {

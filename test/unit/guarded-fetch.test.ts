@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { assertFreeSpace, expectedDownloadBytes } from "../../src/models/download-size.js";
 import { guardedFetch, MAX_REDIRECTS } from "../../src/models/guarded-fetch.js";
 import type { HubAccess } from "../../src/models/hub-access.js";
+import { RemoteFile } from "../../src/models/remote-file.js";
 import type { RemoteModel } from "../../src/models/remote-gguf.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 
@@ -74,6 +75,41 @@ describe("guardedFetch", () => {
     await assert.rejects(guardedFetch(`${hub.origin}/loop`, access), /more than 8 redirects/);
     assert.equal(hub.seen.length, MAX_REDIRECTS + 1);
     await assert.rejects(guardedFetch(`${hub.origin}/file`, access), /a redirect to file:/);
+  });
+});
+
+describe("RemoteFile", () => {
+  it("tries a 503 again, and takes only the range from a server that ignores Range and streams without end", async () => {
+    let calls = 0;
+    let sent = 0;
+    const server = createServer((_request, response) => {
+      calls += 1;
+      if (calls === 1) {
+        response.writeHead(503).end();
+        return;
+      }
+      response.writeHead(200, { "content-length": String(100 * 1024 ** 3) });
+      const chunk = Buffer.alloc(64 * 1024, 7);
+      const pump = (): void => {
+        while (!response.destroyed && response.write(chunk)) sent += chunk.length;
+      };
+      response.on("drain", pump);
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const file = new RemoteFile(`${origin}/m.gguf`, { endpoint: "https://huggingface.co/", origin: "https://huggingface.co", token: "tok" });
+      const bytes = await file.read(0, 1000);
+      assert.equal(bytes.length, 1000);
+      assert.equal(calls, 2);
+      assert.equal(file.advertisedBytes, 100 * 1024 ** 3);
+      assert.ok(sent < 16 * 1024 * 1024, `${sent} bytes sent`);
+      await assert.rejects(file.read(1000, 1000), /ignores ranged requests/);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
