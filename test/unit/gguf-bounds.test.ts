@@ -55,6 +55,8 @@ describe("checkGgufBounds", () => {
     assert.match(await problemOf(Buffer.concat([head(0n, 1n), u64(1n << 40n)])), /a metadata key declares 1099511627776 bytes/);
     assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(8), u64(65n * 1024n * 1024n)])), /the value of k declares/);
     assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(9), u32(0), u64(65n * 1024n * 1024n)])), /k declares 68157440 array elements/);
+    assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(9), u32(8), u64(2n), str("ok"), u64(1n << 40n)])), /an element of k declares 1099511627776 bytes/);
+    assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(9), u32(8), u64(1n), u64(65n * 1024n * 1024n)])), /an element of k declares 68157440 bytes/);
     assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(9), u32(9), u64(1n), u32(9), u64(1n), u32(9), u64(1n)])), /nests arrays deeper/);
     assert.match(await problemOf(Buffer.concat([head(0n, 1n), str("k"), u32(13)])), /value type 13/);
     assert.match(await problemOf(Buffer.concat([head(1n, 0n), str("t"), u32(5)])), /tensor t has 5 dimensions/);

@@ -142,6 +142,22 @@ async function readValue(cursor: Cursor, type: number, key: string, depth: numbe
     await cursor.bytes(Number(count) * least);
     return undefined;
   }
+  if (itemType === STRING_TYPE) {
+    // The hot loop (a vocabulary is 100k-250k strings, merges as many): no await while the bytes are buffered.
+    const total = Number(count);
+    for (let index = 0; index < total; index += 1) {
+      const head = cursor.take(8);
+      const buffer = head instanceof Promise ? await head : head;
+      // Plain numbers: a length with high bits set is past any bound anyway.
+      const length = buffer.readUInt32LE(0);
+      if (buffer.readUInt32LE(4) !== 0 || cursor.position + length > GGUF_BOUNDS.headerBytes) {
+        fail(`an element of ${key} declares ${buffer.readBigUInt64LE(0)} bytes, past the ${mib(GGUF_BOUNDS.headerBytes)} header bound`);
+      }
+      const body = cursor.take(length);
+      if (body instanceof Promise) await body;
+    }
+    return undefined;
+  }
   for (let index = 0n; index < count; index += 1n) await readValue(cursor, itemType, key, depth + 1, fail);
   return undefined;
 }
@@ -166,9 +182,14 @@ class Cursor {
   }
 
   async bytes(length: number): Promise<Buffer> {
+    return this.take(length);
+  }
+
+  /** The next `length` bytes: at once when they are buffered, else once they are read. */
+  take(length: number): Buffer | Promise<Buffer> {
     const end = this.position + length;
     if (end > GGUF_BOUNDS.headerBytes) this.fail(`its header is larger than ${mib(GGUF_BOUNDS.headerBytes)}`);
-    if (end > this.filled) await this.fill(end);
+    if (end > this.filled) return this.fill(end).then(() => this.take(length));
     const slice = this.buffer.subarray(this.position, end);
     this.position = end;
     return slice;
