@@ -13,6 +13,7 @@ import { after, before, describe, it, type TestContext } from "node:test";
 import type { ModelPlanReport } from "../../src/engine/plan/plan-types.js";
 import type { Catalog } from "../../src/models/model-catalog.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { echoToolYaml } from "../helpers/agents-yaml.js";
 import { CliProcess } from "../helpers/cli-process.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
 import { peakRssEnv, readPeakRssMiB } from "../helpers/proc-memory.js";
@@ -114,7 +115,8 @@ describe("security: network and model files (issue 27, items 1, 2, 4, 7; built C
     const bomb = path.join(models, "bomb.gguf");
     await writeFile(bomb, bombHeader());
     await truncate(bomb, 8 * GiB);
-    await writeFile(path.join(cwd, "config.yaml"), `app:\n  data_dir: ./data\n  models_dir: ./models\nllama:\n  models:\n    default:\n      path: ${JSON.stringify(bomb)}\n      threads: 1\nagents:\n  assistant:\n    temperature: 0\n`);
+    // An agent with a tool: doctor's tool check loads each configured model's vocabulary too.
+    await writeFile(path.join(cwd, "config.yaml"), `app:\n  data_dir: ./data\n  models_dir: ./models\n${echoToolYaml(bomb)}`);
 
     const listed = await run(["models", "--json"], cwd);
     bounded(listed, "models --json", t);
