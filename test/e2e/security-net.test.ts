@@ -15,6 +15,9 @@ import type { Catalog } from "../../src/models/model-catalog.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { echoToolYaml } from "../helpers/agents-yaml.js";
 import { CliProcess } from "../helpers/cli-process.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
+import { freePort } from "../helpers/free-port.js";
+import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { fileSource, ModelFileServer, virtualSource } from "../helpers/model-file-server.js";
 import { peakRssEnv, readPeakRssMiB } from "../helpers/proc-memory.js";
 import { PULL_FIXTURE_SHAPE } from "../helpers/pull-fixtures.js";
@@ -142,6 +145,23 @@ describe("security: network and model files (issue 27, items 1, 2, 4, 7; built C
     const check = (JSON.parse(doctor.stdout) as { checks: Array<{ id: string; status: string; finding: string; data?: { reason?: string } }> }).checks.find((item) => item.id === "model.default");
     assert.equal(check?.status, "fail");
     assert.equal(check?.data?.reason, "invalid_gguf");
+  });
+
+  it("2: the bomb under the llama-server engine: chat refuses it before llama-server reads it", { skip: findLlamaServerBinary() === null ? LLAMA_SERVER_MISSING_MESSAGE : false }, async (t) => {
+    const cwd = await folder("bomb-server");
+    const bomb = path.join(cwd, "bomb.gguf");
+    await writeFile(bomb, bombHeader());
+    await truncate(bomb, 8 * GiB);
+    const yaml = configYaml({
+      app: { data_dir: "./data" },
+      llama: { binary: findLlamaServerBinary(), models: { default: localModel(bomb, { engine: "llama-server", port: await freePort() }) } },
+      agents: { assistant: { temperature: 0 } },
+    });
+    await writeFile(path.join(cwd, "config.yaml"), yaml);
+    const chat = await run(["chat"], cwd, {}, "hello\n");
+    bounded(chat, "chat (llama-server)", t);
+    assert.notEqual(chat.code, 0);
+    assert.match(chat.stderr, /bomb\.gguf is not a valid GGUF: a declares 4611686018427387904 array elements/);
   });
 
   it("2: the bomb served over HTTP: plan --model URL and pull stop after one header read, keeping nothing", async (t) => {
