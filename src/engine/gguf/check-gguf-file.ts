@@ -7,7 +7,8 @@ import { splitPartPaths } from "./split-parts.js";
  * The header bounds of a local GGUF, every part of a split model, checked before node-llama-cpp's
  * reader (which trusts the counts) reads it: throws model_missing (`reason: "invalid_gguf"`) for a
  * header that lies. A part that is missing, unreadable or ends inside its header is left to the
- * checks that follow (they name those cases): reading it is bounded by its size, under the bound.
+ * checks that follow (they name those cases), and so is a file that is not GGUF v2/v3 at all: reading
+ * it is bounded by its size, under the bound.
  */
 export async function checkGgufFile(path: string): Promise<GgufLayout[]> {
   const layouts: GgufLayout[] = [];
@@ -15,6 +16,10 @@ export async function checkGgufFile(path: string): Promise<GgufLayout[]> {
     const handle = await open(part, "r").catch(() => null);
     if (handle === null) continue;
     try {
+      // Not a GGUF v2/v3 at all: readGgufHeader's to name (bad magic, old version), or the loader's.
+      const start = Buffer.alloc(8);
+      await handle.read(start, 0, 8, 0);
+      if (start.toString("latin1", 0, 4) !== "GGUF" || ![2, 3].includes(start.readUInt32LE(4))) continue;
       const source = {
         read: async (offset: number, length: number): Promise<Buffer> => {
           const buffer = Buffer.alloc(length);
