@@ -20,9 +20,9 @@ export function downloadSettingsOf(config: Config, env: Readonly<Record<string, 
 
 /**
  * node-llama-cpp's endpoint and token options from our environment (not the process's: a host
- * may pass another one). HF_ENDPOINT names a mirror; HF_TOKEN is sent to the Hugging Face
- * endpoint only, never to other URLs. Without HF_TOKEN node-llama-cpp looks in the process
- * environment and huggingface-cli's token file (~/.cache/huggingface/token).
+ * may pass another one), for looking up where an `hf:` reference was saved (findDownloaded, no
+ * network). Requests that carry the token are made by guardedFetch (hub-access.ts), which sends
+ * it to the endpoint's origin only.
  */
 export function hubOptions(env: Readonly<Record<string, string | undefined>>): { endpoints?: ModelDownloadEndpoints; tokens?: ModelFileAccessTokens } {
   const endpoint = env.HF_ENDPOINT?.trim();

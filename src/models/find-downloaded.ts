@@ -1,6 +1,7 @@
 import { modelReferenceKind } from "../config/model-reference.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { hubOptions, type DownloadSettings } from "./download-settings.js";
+import { DEFAULT_HUB } from "./hub-access.js";
 import { fileNameForReference } from "./reference-file.js";
 
 /**
@@ -12,14 +13,14 @@ import { fileNameForReference } from "./reference-file.js";
 export async function findDownloaded(ref: string, settings: DownloadSettings): Promise<string | null> {
   if (modelReferenceKind(ref) === "path") throw new RuntimeError("invalid_params", `${ref} is a local path, not a model reference`);
   const { resolveModelFile } = await import("node-llama-cpp");
-  const fileName = fileNameForReference(ref, settings.env);
+  const fileName = fileNameForReference(ref);
   try {
     return await resolveModelFile(ref, {
       directory: settings.modelsDir,
       download: false,
       cli: false,
-      ...(fileName === undefined ? {} : { fileName }),
-      ...hubOptions(settings.env),
+      // A URL is looked for under its own name, whatever its host (never as a hub reference).
+      ...(fileName === undefined ? hubOptions(settings.env) : { fileName, endpoints: { huggingFace: DEFAULT_HUB } }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

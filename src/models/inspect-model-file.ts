@@ -1,5 +1,6 @@
 import type { ModelConfig } from "../config/schema.js";
 import { assertGgufComplete } from "../engine/gguf/gguf-completeness.js";
+import { checkGgufFile } from "../engine/gguf/check-gguf-file.js";
 import { readGgufHeader, type GgufHeader } from "../engine/gguf/read-gguf-header.js";
 import type { DownloadSettings } from "./download-settings.js";
 import { locateModelFile } from "./model-files.js";
@@ -13,6 +14,7 @@ import { locateModelFile } from "./model-files.js";
 export async function inspectModelFile(name: string, model: ModelConfig, settings: DownloadSettings, signal?: AbortSignal): Promise<{ path: string; header: GgufHeader }> {
   const path = await locateModelFile(name, model, settings);
   const header = await readGgufHeader(path);
+  await checkGgufFile(path);
   const { readGgufFileInfo } = await import("node-llama-cpp");
   // A header the JS reader cannot parse is the plan check's to report (bad_gguf); only truncation here.
   const info = await readGgufFileInfo(path, { sourceType: "filesystem", logWarnings: false, ...(signal ? { signal } : {}) }).catch(() => null);

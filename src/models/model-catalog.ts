@@ -3,6 +3,7 @@ import path from "node:path";
 import type { GgufFileInfo } from "node-llama-cpp";
 import { isModelReference } from "../config/model-reference.js";
 import type { Config } from "../config/schema.js";
+import { checkGgufFile } from "../engine/gguf/check-gguf-file.js";
 import { findShortfalls } from "../engine/gguf/gguf-completeness.js";
 import { isEntryPart, splitPartPaths } from "../engine/gguf/split-parts.js";
 import { fileTypeName } from "../engine/plan/quantization.js";
@@ -111,6 +112,8 @@ async function describeFile(name: string, file: string, usedBy: string[]): Promi
   const { readGgufFileInfo } = await import("node-llama-cpp");
   let info: GgufFileInfo;
   try {
+    // Bounded first: node-llama-cpp's reader trusts the header's counts.
+    await checkGgufFile(file);
     info = await readGgufFileInfo(file, { sourceType: "filesystem", logWarnings: false });
   } catch (error) {
     return { ...base, status: "unreadable", problem: error instanceof Error ? error.message : String(error) };

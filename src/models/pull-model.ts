@@ -8,11 +8,12 @@ import { modelFactsJson } from "../engine/plan/plan-json.js";
 import type { ModelPlanEntry } from "../engine/plan/plan-types.js";
 import { abortError, raceAbort, settlesWithin } from "../shared/abort.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import { hubOptions, type DownloadSettings } from "./download-settings.js";
+import type { DownloadSettings } from "./download-settings.js";
+import { assertFreeSpace, expectedDownloadBytes, SIZE_SLACK_BYTES } from "./download-size.js";
+import { DEFAULT_HUB } from "./hub-access.js";
 import { findDownloaded, invalidReference } from "./find-downloaded.js";
 import { throttleProgress, type PullProgress } from "./progress-throttle.js";
-import { readRemoteGguf } from "./remote-gguf.js";
-import { fileNameForReference } from "./reference-file.js";
+import { readRemoteModel, type RemoteModel } from "./remote-gguf.js";
 
 /** What a pull is doing, for a front door that says it in words (the CLI) or logs it. */
 export type PullStep =
@@ -92,8 +93,10 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
   }
 
   step({ step: "checking", ref });
-  const info = await readRemoteGguf(ref, settings.env, signal);
-  const entry = await request.fitCheck(info, signal);
+  const remote = await readRemoteModel(ref, settings.env, signal);
+  // Never overridden by force: a server whose file is not the model its header describes.
+  const expected = expectedDownloadBytes(remote);
+  const entry = await request.fitCheck(remote.info, signal);
   if (entry.status === "error") {
     const refusal = refusalOf(ref, entry);
     if (request.force !== true) throw refusal;
@@ -101,10 +104,31 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
   } else {
     step({ step: "fits", entry });
   }
+  if (expected !== undefined) {
+    const partial = await stat(path.join(settings.modelsDir, `${remote.fileName}.ipull`)).then((stats) => stats.size, () => 0);
+    await assertFreeSpace(settings.modelsDir, Math.max(0, expected - partial), ref).catch((error: unknown) => {
+      if (request.force !== true || !(error instanceof RuntimeError)) throw error;
+      step({ step: "forced", error });
+    });
+  }
 
   const progress = throttleProgress((value) => request.onProgress?.(value), request.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS);
-  const downloader = await createDownloader(request, (status) => progress.update(status));
+  // The body is watched as it comes: past what the header describes, the download is stopped and its partial file removed.
+  const limit = expected === undefined ? Infinity : expected + SIZE_SLACK_BYTES * remote.parts.length;
+  const guard: { overrun: RuntimeError | null; stop: () => void } = { overrun: null, stop: () => undefined };
+  const downloader = await createDownloader(request, remote, (status) => {
+    if (status.downloadedBytes > limit && guard.overrun === null) {
+      guard.overrun = oversized(ref, status.downloadedBytes, expected ?? 0);
+      guard.stop();
+    }
+    progress.update(status);
+  });
   const target = downloader.entrypointFilePath;
+  guard.stop = () => void downloader.cancel({ deleteTempFile: true }).catch(() => undefined);
+  if (expected !== undefined && downloader.totalSize > limit) {
+    await downloader.cancel({ deleteTempFile: true }).catch(() => undefined);
+    throw oversized(ref, downloader.totalSize, expected);
+  }
   step({ step: "downloading", path: target, totalBytes: downloader.totalSize, resumedBytes: downloader.downloadedSize });
   progress.update({ downloadedBytes: downloader.downloadedSize, totalBytes: downloader.totalSize });
   const downloading = downloader.download(signal ? { signal } : {});
@@ -112,8 +136,14 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
     // Raced with the signal: the downloader only stops waiting for streams that have started
     // (a connection still waiting for its response headers would keep it pending).
     await raceAbort(downloading, signal);
+    if (guard.overrun !== null) throw guard.overrun;
   } catch (error) {
     progress.stop();
+    if (guard.overrun !== null) {
+      await settlesWithin(downloading, CANCEL_SETTLE_MS);
+      await Promise.all(splitPartPaths(target).flatMap((part) => [rm(part, { force: true }), rm(`${part}.ipull`, { force: true })]));
+      throw guard.overrun;
+    }
     if (signal?.aborted === true) {
       await downloader.cancel({ deleteTempFile: false }).catch(() => undefined);
       await settlesWithin(downloading, CANCEL_SETTLE_MS);
@@ -130,19 +160,32 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
   return { path: target, bytes: await totalBytes(target), downloaded: true };
 }
 
-/** node-llama-cpp's downloader, resolved (hub manifest, sizes) but not started; cancellable meanwhile. */
-async function createDownloader(request: PullRequest, onProgress: (progress: PullProgress) => void): Promise<ModelDownloader> {
+/**
+ * node-llama-cpp's downloader, sized but not started; cancellable meanwhile. It follows redirects
+ * itself and sends its headers to wherever they lead, so it is given the URL the redirects ended
+ * at (guardedFetch followed them) and the token only when that URL is on the hub's origin and no
+ * origin change came before. A split model's files are given by the first's URL (it derives the
+ * others): the token then only when no file's redirects leave the hub's origin.
+ */
+async function createDownloader(request: PullRequest, remote: RemoteModel, onProgress: (progress: PullProgress) => void): Promise<ModelDownloader> {
   const { createModelDownloader } = await import("node-llama-cpp");
-  const fileName = fileNameForReference(request.ref, request.settings.env);
+  const [first] = remote.parts;
+  const single = remote.parts.length === 1;
+  const modelUri = single ? (first?.finalUrl ?? request.ref) : (first?.url ?? request.ref);
+  const authorized = remote.access.token !== undefined && remote.parts.every((part) => part.authorized && new URL(part.finalUrl).origin === remote.access.origin);
   const creating = createModelDownloader({
-    modelUri: request.ref,
+    modelUri,
     dirPath: request.settings.modelsDir,
     showCliProgress: false,
     // Kept on cancel: the next pull resumes from it.
     deleteTempFileOnCancel: false,
     skipExisting: true,
-    ...(fileName === undefined ? {} : { fileName }),
-    ...hubOptions(request.settings.env),
+    fileName: remote.fileName,
+    headers: authorized ? { Authorization: `Bearer ${remote.access.token}` } : {},
+    // The URL is downloaded as given (never taken for a hub reference) and no token is looked up by node-llama-cpp.
+    endpoints: { huggingFace: DEFAULT_HUB },
+    // null (typed as string) is node-llama-cpp's "no token": it then reads neither HF_TOKEN nor the token file.
+    tokens: { huggingFace: null as unknown as string },
     onProgress: (status) => onProgress({ downloadedBytes: status.downloadedSize, totalBytes: status.totalSize }),
   }).catch((error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
@@ -169,6 +212,12 @@ async function createDownloader(request: PullRequest, onProgress: (progress: Pul
         reject(error instanceof Error ? error : new Error(String(error)));
       },
     );
+  });
+}
+
+function oversized(ref: string, bytes: number, expected: number): RuntimeError {
+  return new RuntimeError("model_missing", `Downloading ${ref} stopped: the server sends ${bytes} bytes or more, past the ${expected} its GGUF header describes; the partial file is removed`, {
+    details: { ref, reason: "size_mismatch", advertised_bytes: bytes, described_bytes: expected },
   });
 }
 

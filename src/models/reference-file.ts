@@ -3,34 +3,16 @@ import { modelReferenceKind } from "../config/model-reference.js";
 /** `model.gguf.part1of3`: a GGUF cut into byte ranges, which node-llama-cpp joins into one file. */
 const BINARY_PART = /\.part\d+of\d+$/i;
 
-/** Hosts node-llama-cpp treats as Hugging Face (it names their files itself, from the repo). */
-export function isHubUrl(url: string, env: Readonly<Record<string, string | undefined>>): boolean {
-  let host: string;
-  try {
-    host = new URL(url).hostname;
-  } catch {
-    return false;
-  }
-  const endpoint = env.MODEL_ENDPOINT ?? env.HF_ENDPOINT;
-  if (endpoint !== undefined && endpoint !== "") {
-    try {
-      return new URL(endpoint).hostname === host;
-    } catch {
-      // An invalid endpoint is ignored by node-llama-cpp too: the default hub applies.
-    }
-  }
-  return host === "huggingface.co" || host === "hf.co";
-}
-
 /**
  * The file name a plain URL is saved under in models_dir: its last path segment, with anything but
  * letters, digits, `.`, `_` and `-` replaced, and `.gguf` at the end. Fixed in advance (rather
  * than taken from the server's Content-Disposition at download time) so that whether a URL is
- * already downloaded can be answered without the network. undefined for `hf:` references and
- * Hugging Face URLs: node-llama-cpp names those from the repository, also without the network.
+ * already downloaded can be answered without the network. Every URL, whatever its host (a URL is
+ * a URL, never taken for a hub reference). undefined for `hf:` references: node-llama-cpp names
+ * those from the repository, also without the network.
  */
-export function fileNameForReference(ref: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  if (modelReferenceKind(ref) !== "url" || isHubUrl(ref, env)) return undefined;
+export function fileNameForReference(ref: string): string | undefined {
+  if (modelReferenceKind(ref) !== "url") return undefined;
   let segment = "";
   try {
     segment = decodeURIComponent(new URL(ref).pathname.split("/").pop() ?? "");

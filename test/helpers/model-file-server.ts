@@ -61,6 +61,7 @@ export class ModelFileServer extends EventEmitter {
   readonly requests: ServedRequest[] = [];
   private readonly files = new Map<string, FileSource>();
   private readonly manifests = new Map<string, string>();
+  private readonly redirects = new Map<string, { location: string; status: number }>();
   /** Manifest requests still to answer 429 (the hub's rate limit, retry after 0 s). */
   private rateLimited = 0;
   /** Hub paths (manifest and resolve) answer 401 unless `Authorization: Bearer <token>` (a gated repository). */
@@ -95,6 +96,11 @@ export class ModelFileServer extends EventEmitter {
   serveHub(user: string, repo: string, file: string, source: FileSource, tag?: string): void {
     this.files.set(`/${user}/${repo}/resolve/main/${file}`, source);
     if (tag !== undefined) this.manifests.set(`/v2/${user}/${repo}/manifests/${tag}`, file);
+  }
+
+  /** Answers `urlPath` (a file or a hub path) with a redirect to `location` (another server, say) instead. */
+  redirect(urlPath: string, location: string, status = 302): void {
+    this.redirects.set(urlPath, { location, status });
   }
 
   /** The next `count` manifest requests are rate limited (429 with `ratelimit: ...;t=0`). */
@@ -156,6 +162,12 @@ export class ModelFileServer extends EventEmitter {
     if (hubPath && this.hubToken !== null && record.authorization !== `Bearer ${this.hubToken}`) {
       record.status = 401;
       response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: "Access to this repository is restricted" }));
+      return;
+    }
+    const redirect = this.redirects.get(url.pathname);
+    if (redirect !== undefined) {
+      record.status = redirect.status;
+      response.writeHead(redirect.status, { location: redirect.location }).end();
       return;
     }
     const manifest = this.manifests.get(url.pathname);

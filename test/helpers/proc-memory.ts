@@ -14,3 +14,16 @@ export async function procMemory(pid: number): Promise<ProcMemory | null> {
   if (rss === null || hwm === null) return null;
   return { rssMiB: Number(rss[1]) / 1024, hwmMiB: Number(hwm[1]) / 1024 };
 }
+
+const PEAK_RSS_HOOK = new URL("./peak-rss-hook.js", import.meta.url).href;
+
+/** Environment for a CLI run that reports its peak RSS into `file` when it exits (readPeakRssMiB). */
+export function peakRssEnv(file: string): Record<string, string> {
+  return { NODE_OPTIONS: `--import ${PEAK_RSS_HOOK}`, LOCAL_AI_TEST_PEAK_RSS_FILE: file };
+}
+
+/** The peak RSS (MiB) a run started with peakRssEnv(file) reported; null when it did not exit normally. */
+export async function readPeakRssMiB(file: string): Promise<number | null> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text === "" ? null : Number(text) / 1024;
+}

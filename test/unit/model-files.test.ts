@@ -14,7 +14,7 @@ import { isEntryPart, splitPartPaths } from "../../src/engine/gguf/split-parts.j
 import { loadLlama } from "../../src/engine/plan/llama-loader.js";
 import { validateGguf } from "../../src/engine/plan/validate-gguf.js";
 import { modelsDirOf, hubOptions } from "../../src/models/download-settings.js";
-import { fileNameForReference, isHubUrl } from "../../src/models/reference-file.js";
+import { fileNameForReference } from "../../src/models/reference-file.js";
 import { throttleProgress, type PullProgress } from "../../src/models/progress-throttle.js";
 import { isRuntimeError } from "../../src/shared/runtime-error.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
@@ -133,15 +133,13 @@ describe("model references", () => {
   });
 
   it("a URL is saved under its file name, made safe; hub URLs and hf: references are named by node-llama-cpp", () => {
-    assert.equal(fileNameForReference("https://example.com/a/b/Model%20Q4.gguf?download=1", {}), "Model_Q4.gguf");
-    assert.equal(fileNameForReference("https://example.com/model.gguf.part1of3", {}), "model.gguf");
-    assert.equal(fileNameForReference("https://example.com/download", {}), "download.gguf");
-    assert.equal(fileNameForReference("https://example.com/..%2F..%2Fetc.gguf", {}), "_.._etc.gguf");
-    assert.equal(fileNameForReference("https://huggingface.co/o/r/resolve/main/m.gguf", {}), undefined);
-    assert.equal(fileNameForReference("hf:o/r:Q4_K_M", {}), undefined);
-    assert.equal(isHubUrl("http://127.0.0.1:9/o/r", { HF_ENDPOINT: "http://127.0.0.1:8080" }), true, "a mirror's host is the hub");
-    assert.equal(isHubUrl("https://hf.co/o/r", {}), true);
-    assert.equal(isHubUrl("https://example.com/o/r", {}), false);
+    assert.equal(fileNameForReference("https://example.com/a/b/Model%20Q4.gguf?download=1"), "Model_Q4.gguf");
+    assert.equal(fileNameForReference("https://example.com/model.gguf.part1of3"), "model.gguf");
+    assert.equal(fileNameForReference("https://example.com/download"), "download.gguf");
+    assert.equal(fileNameForReference("https://example.com/..%2F..%2Fetc.gguf"), "_.._etc.gguf");
+    assert.equal(fileNameForReference("https://huggingface.co/o/r/resolve/main/m.gguf"), "m.gguf", "a URL is a URL, on the hub's host too");
+    assert.equal(fileNameForReference("hf:o/r:Q4_K_M"), undefined);
+    assert.equal(fileNameForReference("http://127.0.0.1:9/plain/y.gguf"), "y.gguf", "a URL on a mirror's host is a URL");
   });
 
   it("HF_ENDPOINT and HF_TOKEN come from the environment given, not the process's", () => {

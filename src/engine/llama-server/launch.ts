@@ -3,6 +3,7 @@
 // nothing running (the child it spawned is stopped and its pid file removed).
 import { randomBytes } from "node:crypto";
 import { stat } from "node:fs/promises";
+import { checkGgufFile } from "../gguf/check-gguf-file.js";
 import { findExecutable } from "../../shared/process/find-executable.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
@@ -89,6 +90,8 @@ async function preflight(plan: LaunchPlan): Promise<string> {
       details: { path: plan.modelPath, config_key: `${key}.path` },
     });
   }
+  // Bounded before llama-server reads it: a header that lies would have it read without end.
+  await checkGgufFile(plan.modelPath);
   return lookup.path;
 }
 

@@ -2,6 +2,7 @@ import type { LlamaModel } from "node-llama-cpp";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import type { GenerateRequest, ToolSpec } from "../chat-types.js";
 import { promptTokensFor } from "../embedded/prompt-tokens.js";
+import { checkGgufFile } from "../gguf/check-gguf-file.js";
 import type { LlamaLoader } from "./llama-loader.js";
 
 /** One agent's offer of tools to its model, to be weighed against that model's context. */
@@ -110,6 +111,9 @@ interface Vocabulary {
 }
 
 async function vocabularyOf(path: string, loader: LlamaLoader): Promise<Vocabulary> {
+  // Checked before llama.cpp reads it: a header that lies would have it read without end (doctor's
+  // tool check loads every configured model's vocabulary, planned or not).
+  await checkGgufFile(path);
   const { module, llama } = await loader();
   const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
   const wrapper = module.resolveChatWrapper(model);

@@ -1,6 +1,7 @@
 import type { GgufFileInfo } from "node-llama-cpp";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { assertGgufComplete } from "../gguf/gguf-completeness.js";
+import { checkGgufFile } from "../gguf/check-gguf-file.js";
 import { readGgufHeader } from "../gguf/read-gguf-header.js";
 
 /**
@@ -38,7 +39,8 @@ export function ggufMetadataProblems(metadata: unknown): string[] {
 
 /**
  * Checks a GGUF file before anything native touches it: the header (exists, is GGUF, a supported
- * version), then the metadata through node-llama-cpp's JS reader (no llama.cpp involved), then
+ * version), its counts and lengths within bounds (checkGgufFile: a header that lies is refused
+ * before node-llama-cpp's reader would exhaust memory on it), then the metadata through node-llama-cpp's JS reader (no llama.cpp involved), then
  * that the file holds every tensor's data (a truncated download is `reason: "truncated"`). Throws
  * RuntimeError("model_missing") with the reason; returns the file info for the caller to reuse.
  * The embedded engine calls this before loading; plan calls it before estimating (node-llama-cpp's
@@ -46,6 +48,7 @@ export function ggufMetadataProblems(metadata: unknown): string[] {
  */
 export async function validateGguf(path: string, options: { signal?: AbortSignal } = {}): Promise<GgufFileInfo> {
   await readGgufHeader(path);
+  await checkGgufFile(path);
   const { readGgufFileInfo } = await import("node-llama-cpp");
   let info: GgufFileInfo;
   try {
