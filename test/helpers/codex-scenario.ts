@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCodexExec, type CodexRun } from "./codex-exec.js";
-import { startHttpServer, type HttpServer } from "./http-cli-server.js";
+import { startHttpServer, type HttpServer } from "./http-server.js";
 import { inLoopbackNetns, networkInterfaces } from "./loopback-netns.js";
 import { startAgentUpstream, type AgentUpstream, type UpstreamStep } from "./openai-agent-upstream.js";
 import { startRecordingProxy, type Exchange, type RecordingProxy } from "./recording-proxy.js";
@@ -76,7 +76,7 @@ async function main(specPath: string, reportPath: string): Promise<void> {
   try {
     upstream = spec.upstreamSteps === undefined ? undefined : await startAgentUpstream(spec.upstreamSteps);
     const yaml = spec.serverYaml.replaceAll(UPSTREAM_URL_PLACEHOLDER, upstream?.baseUrl ?? UPSTREAM_URL_PLACEHOLDER);
-    server = await startHttpServer(yaml, ["--bearer-token", spec.bearerToken]);
+    server = await startHttpServer({ yaml, token: spec.bearerToken });
     proxy = await startRecordingProxy(server.port);
     const codex = await runCodexExec({
       binary: spec.codexBinary,
@@ -90,7 +90,7 @@ async function main(specPath: string, reportPath: string): Promise<void> {
       codex,
       exchanges: proxy.exchanges,
       upstreamChats: upstream?.chats().map((request) => request.body) ?? [],
-      serverStderr: server.proc.stderr,
+      serverStderr: server.stderr(),
     };
     await writeFile(reportPath, JSON.stringify(report));
   } finally {
