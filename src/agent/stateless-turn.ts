@@ -21,6 +21,10 @@ export interface StatelessTurnRequest {
   clientTools?: ToolSpec[];
   overrides?: SamplingOverrides;
   approve_execution?: boolean;
+  /** The KV cache key of this conversation (the client's prompt_cache_key): engines keep its cache warm. */
+  cacheKey?: string;
+  /** "disabled": a conversation that does not fit is a `context_overflow` instead of trimmed history. */
+  truncation?: "auto" | "disabled";
 }
 
 export interface StatelessTurnResult {
@@ -67,6 +71,11 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const { context, droppedMessages } = await fitContext({
     engine, agentName: request.agent, modelName: agent.model, system, history, turn: turnMessages, tools: offered, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens, signal: options.signal,
   });
+  if (droppedMessages > 0 && request.truncation === "disabled") {
+    throw new RuntimeError("context_overflow", `The conversation does not fit the context window (ctx_size ${model.ctx_size}): ${droppedMessages} of its oldest messages would have to be dropped, and truncation is disabled`, {
+      details: { dropped_messages: droppedMessages, config_key: `llama.models.${agent.model}.ctx_size` },
+    });
+  }
   if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest messages to fit the context window (ctx_size ${model.ctx_size})`);
 
   const turn: TurnState = { messages: turnMessages, step: 0, parseErrors: 0 };
@@ -77,6 +86,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     context,
     turn,
     ...sampling,
+    ...(request.cacheKey === undefined ? {} : { stepOptions: { ...sampling.stepOptions, cacheKey: request.cacheKey } }),
     ...loopLimits(config),
     ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
     approveExecution: request.approve_execution === true,

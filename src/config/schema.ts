@@ -132,6 +132,14 @@ export const httpSchema = z.strictObject({
   session_queue: z.boolean().default(false),
   /** Like stdio.coalesce_ms, for streamed chat completions (SSE chunks and opt-in events). */
   coalesce_ms: coalesceMs,
+  /** Stored responses of POST /v1/responses (<data_dir>/responses): the oldest go first past any bound. */
+  responses: z
+    .strictObject({
+      max_stored: positiveInt.default(1000),
+      max_bytes: positiveInt.default(256 * MiB),
+      ttl_s: positiveInt.default(30 * 24 * 3600),
+    })
+    .prefault({}),
 });
 
 export const configSchema = z

@@ -12,6 +12,7 @@ import { registerCompletionsRoute } from "./routes/completions.js";
 import { registerEmbeddingsRoute } from "./routes/embeddings.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
+import { registerResponsesRoutes } from "./responses/responses-routes.js";
 import { SessionGate } from "./session-gate.js";
 
 export interface HttpApp {
@@ -37,7 +38,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   app.use("/v1/*", crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
-    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "OPTIONS"] }));
+    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
   }
   registerHealthRoute(app, deps, inFlight);
   if (settings.bearerToken !== null) app.use("/v1/*", bearerAuth(settings.bearerToken));
@@ -52,6 +53,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   );
   registerModelsRoute(app, deps, startedAt);
   registerChatRoute(app, deps, gate, inFlight);
+  registerResponsesRoutes(app, deps, inFlight);
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, deps.models);
     registerCompletionsRoute(app, deps, deps.models, inFlight);

@@ -5,6 +5,7 @@ import type { StatelessTurnRequest, StatelessTurnResult } from "../agent/statele
 import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
+import type { ResponseStore } from "./responses/response-store.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
@@ -51,6 +52,8 @@ export interface HttpDeps {
   health: () => RuntimeHealth;
   version: string;
   logger: Logger;
+  /** Stored Responses (POST /v1/responses with store); absent: nothing is stored, previous_response_id finds nothing. */
+  responseStore?: ResponseStore;
   /** Aborted when the server shuts down: running turns are cancelled through it. */
   shutdownSignal?: AbortSignal;
 }

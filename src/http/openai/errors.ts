@@ -13,7 +13,8 @@ export type HttpOnlyCode =
   | "session_busy"
   | "unsupported_parameter"
   | "embeddings_not_supported"
-  | "completions_not_supported";
+  | "completions_not_supported"
+  | "context_length_exceeded";
 
 export class HttpError extends Error {
   override readonly name = "HttpError";
@@ -47,6 +48,7 @@ const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
   unsupported_parameter: [400, "invalid_request_error"],
   embeddings_not_supported: [400, "invalid_request_error"],
   completions_not_supported: [400, "invalid_request_error"],
+  context_length_exceeded: [400, "invalid_request_error"],
 };
 
 /** Exhaustive (a Record over ErrorCode): a new RuntimeError code is a compile error until it has a status. */

@@ -1,0 +1,35 @@
+import type { ChatMessage, ToolCall } from "../../engine/chat-types.js";
+import type { IndexedItem } from "./input-mapping.js";
+import { itemId, outputText, type ResponseIdentity, type ResponseObject } from "./response-object.js";
+import type { StoredResponse } from "./response-store.js";
+
+/** What the store keeps of a finished response (see StoredResponse). */
+export interface RecordParts {
+  identity: ResponseIdentity;
+  response: ResponseObject;
+  inputItems: readonly IndexedItem[];
+  context: readonly ChatMessage[];
+  /** The client tool calls as the model made them (offered names), for the conversation. */
+  toolCalls: readonly ToolCall[];
+  cacheKey: string;
+}
+
+export function responseRecord(parts: RecordParts): StoredResponse {
+  const text = outputText(parts.response.output);
+  const answer: ChatMessage = parts.toolCalls.length > 0 ? { role: "assistant", content: text, tool_calls: [...parts.toolCalls] } : { role: "assistant", content: text };
+  return {
+    version: 1,
+    response: parts.response,
+    input_items: parts.inputItems.map(({ item }, n) => listedItem(item, item.id ?? itemId(parts.identity, "in", n))),
+    context: [...parts.context, answer],
+    cache_key: parts.cacheKey,
+  };
+}
+
+/** An input item as GET .../input_items lists it: with an id and a status; message text as parts. */
+function listedItem(item: IndexedItem["item"], id: string): Record<string, unknown> & { id: string } {
+  if (item.type !== "message" && item.type !== undefined) return { ...item, id, status: item.type === "reasoning" ? undefined : "completed" };
+  const partType = item.role === "assistant" ? "output_text" : "input_text";
+  const content = typeof item.content === "string" ? [{ type: partType, text: item.content, ...(partType === "output_text" ? { annotations: [] } : {}) }] : item.content;
+  return { ...item, type: "message", id, content, status: "completed" };
+}

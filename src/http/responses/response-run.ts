@@ -1,0 +1,130 @@
+import type { Logger } from "pino";
+import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
+import type { EmitEvent } from "../../agent/events.js";
+import type { StatelessTurnResult } from "../../agent/stateless-turn.js";
+import { toRuntimeError } from "../../shared/runtime-error.js";
+import { HttpError, toOpenAiError } from "../openai/errors.js";
+import { namedFrame } from "../openai/event-frames.js";
+import { SSE_HEADERS } from "../routes/chat-stream.js";
+import { FrameStream } from "../sse/frame-stream.js";
+import { ResponseBuilder, type ResponseEvent } from "./response-builder.js";
+import type { ResponseIdentity, ResponseObject } from "./response-object.js";
+import { responseRecord } from "./response-record.js";
+import type { ResponseStore } from "./response-store.js";
+import type { ResponseTurn } from "./response-turn.js";
+
+export type RunTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<StatelessTurnResult>;
+
+export interface RunResponseOptions {
+  run: RunTurn;
+  turn: ResponseTurn;
+  identity: ResponseIdentity;
+  /** Set when the response is to be stored (`store` true). */
+  store: ResponseStore | undefined;
+  /** The conversation's KV cache key, kept in the record so that a continuation uses it too. */
+  cacheKey: string;
+  controller: AbortController;
+  /** Called once the turn has settled (counts and gates). */
+  release: () => void;
+  degradationTier: () => string;
+  logger: Logger;
+  stream: { keepAliveMs: number; coalesceMs: number; maxPendingBytes: number } | null;
+}
+
+/** An over-long conversation is OpenAI's `context_length_exceeded`, naming the input. */
+function refusal(error: unknown): unknown {
+  const runtime = toRuntimeError(error);
+  if (runtime.code === "context_overflow") return new HttpError("context_length_exceeded", runtime.message, "input");
+  return error;
+}
+
+/**
+ * Runs the turn and answers: JSON, or the Responses SSE stream. The stream's HTTP answer starts at
+ * the first model step (`llm_start`), after the context was fitted: a request that cannot run
+ * (too long, model missing) still gets a real HTTP error status. After that a failure ends the
+ * stream with `response.failed`. A stored response is written before its last event is sent, so a
+ * client may continue it (previous_response_id) the moment it sees `response.completed`.
+ */
+export async function runResponse(options: RunResponseOptions): Promise<Response> {
+  if (options.stream === null) return runJson(options);
+  return runStream(options, options.stream);
+}
+
+async function runJson(options: RunResponseOptions): Promise<Response> {
+  const builder = new ResponseBuilder(options.identity, () => undefined, options.turn.namespaced, options.degradationTier, options.turn.warnings);
+  try {
+    const result = await options.run({ signal: options.controller.signal, emit: (event) => builder.onAgentEvent(event) }).catch((error: unknown) => {
+      throw refusal(error);
+    });
+    const response = await complete(builder, result, options);
+    return Response.json(response);
+  } finally {
+    options.release();
+  }
+}
+
+async function runStream(options: RunResponseOptions, settings: NonNullable<RunResponseOptions["stream"]>): Promise<Response> {
+  const { controller, logger } = options;
+  const frames = new FrameStream({
+    keepAliveMs: settings.keepAliveMs,
+    maxPendingBytes: settings.maxPendingBytes,
+    onCancel: (reason) => {
+      if (!controller.signal.aborted) logger.info({ reason }, "stream cancelled; cancelling the turn");
+      controller.abort(reason);
+    },
+  });
+  const send = (event: ResponseEvent): void => frames.push(namedFrame(event.type, event));
+  const builder = new ResponseBuilder(options.identity, send, options.turn.namespaced, options.degradationTier, options.turn.warnings);
+  let markStarted: () => void = () => undefined;
+  const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
+  builder.start();
+  const sink: EmitEvent = (event) => {
+    builder.onAgentEvent(event);
+    if (event.event === "llm_start") markStarted();
+  };
+  const turn = withCoalescedEmit(sink, { windowMs: settings.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
+  let first: "started" | StatelessTurnResult;
+  try {
+    first = await Promise.race([started, turn]);
+  } catch (error) {
+    options.release();
+    frames.cancel("turn failed before it started");
+    throw refusal(error);
+  }
+  void first;
+  turn
+    .then(
+      async (result) => {
+        await complete(builder, result, options);
+      },
+      (error: unknown) => {
+        const mapped = toOpenAiError(error);
+        if (mapped.body.error.code === "cancelled") return;
+        if (mapped.status >= 500) logger.error({ err: error }, "turn failed mid-stream");
+        builder.fail(mapped.body.error.message);
+      },
+    )
+    .catch((error: unknown) => {
+      // Storing failed (disk full): the client still gets a well-formed end.
+      logger.error({ err: error }, "response could not be completed");
+      builder.fail(toOpenAiError(error).body.error.message);
+    })
+    .finally(() => {
+      frames.end();
+      options.release();
+    })
+    .catch(() => undefined);
+  return new Response(frames.body, { status: 200, headers: SSE_HEADERS });
+}
+
+/** Finishes the response, stores it when asked, then sends its last event. */
+async function complete(builder: ResponseBuilder, result: StatelessTurnResult, options: RunResponseOptions): Promise<ResponseObject> {
+  const toolCalls = result.tool_calls ?? [];
+  const response = builder.finish({ finishReason: result.finish_reason, toolCalls, traceId: result.trace_id, warnings: result.warnings });
+  if (options.store !== undefined && !options.controller.signal.aborted) {
+    const { turn, identity } = options;
+    await options.store.put(responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, cacheKey: options.cacheKey }));
+  }
+  builder.announce(response);
+  return response;
+}

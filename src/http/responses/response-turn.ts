@@ -1,0 +1,110 @@
+import type { ChatMessage, SamplingOverrides, ToolCall, ToolSpec } from "../../engine/chat-types.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { HttpError } from "../openai/errors.js";
+import { toOverrides } from "../openai/request-mapping.js";
+import type { ChatRequest } from "../openai/request-schema.js";
+import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
+import { responseKeyOf } from "./response-object.js";
+import type { ResponseStore, StoredResponse } from "./response-store.js";
+import { unreadFieldWarnings, type ResponsesRequest } from "./responses-schema.js";
+import { toClientToolSet, toToolChoice } from "./responses-tools.js";
+
+/** Everything a Responses request asks of one turn, resolved before the turn starts. */
+export interface ResponseTurn {
+  /** The whole conversation the model is given (instructions first), system text inline. */
+  messages: ChatMessage[];
+  /** The conversation without `instructions`, as a continuation will start from it. */
+  context: ChatMessage[];
+  inputItems: IndexedItem[];
+  clientTools: ToolSpec[] | undefined;
+  namespaced: Map<string, { namespace: string; name: string }>;
+  overrides: SamplingOverrides;
+  /** prompt_cache_key, else the chain's key from the previous response; undefined: a new conversation. */
+  cacheKey: string | undefined;
+  warnings: string[];
+}
+
+export interface ResolveOptions {
+  store: ResponseStore | undefined;
+  /** The model takes image parts. */
+  images: boolean;
+}
+
+/**
+ * Resolves the request into a turn: the previous response's conversation (404 naming
+ * `previous_response_id` when it is not stored), the input items (references resolved), the
+ * client's tools and the sampling overrides, read exactly as chat completions reads them.
+ */
+export async function resolveResponseTurn(raw: unknown, request: ResponsesRequest, options: ResolveOptions): Promise<ResponseTurn> {
+  const warnings = unreadFieldWarnings(raw);
+  let previous: StoredResponse | null = null;
+  if (request.previous_response_id != null) {
+    previous = (await options.store?.get(request.previous_response_id)) ?? null;
+    if (previous === null) {
+      throw new HttpError("not_found", `previous_response_id: no stored response with id ${JSON.stringify(request.previous_response_id.slice(0, 80))} (it was never stored, was deleted, or expired)`, "previous_response_id");
+    }
+  }
+  const tools = toClientToolSet(request);
+  warnings.push(...tools.warnings);
+  const choice = toToolChoice(request, tools);
+  warnings.push(...choice.warnings);
+  const inputItems = await parseInput(request.input, (id) => findItem(options.store, id));
+  const offeredName = (name: string, namespace: string | null | undefined): string => {
+    if (namespace == null) return name;
+    return [...tools.namespaced].find(([, target]) => target.namespace === namespace && target.name === name)?.[0] ?? name;
+  };
+  const earlierCalls: ToolCall[] = (previous?.context ?? []).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []));
+  const mapped = toMessages(inputItems, { offeredName, images: options.images, earlierCalls });
+  warnings.push(...mapped.warnings);
+  const context = [...(previous?.context ?? []), ...mapped.messages];
+  assertAnswerable(context);
+  const instructions = request.instructions?.trim() ?? "";
+  const messages: ChatMessage[] = instructions === "" ? context : [{ role: "system", content: instructions }, ...context];
+  if (request.reasoning?.effort === "none" || request.reasoning?.effort === "minimal") {
+    warnings.push(`reasoning.effort "${request.reasoning.effort}": this server has no switch to turn the model's thinking off; a model that thinks still does`);
+  }
+  const overrides = toOverrides(asChatRequest(request, choice.choice));
+  const cacheKey = request.prompt_cache_key != null ? `responses/${request.prompt_cache_key}` : previous?.cache_key;
+  return { messages, context, inputItems, clientTools: tools.specs, namespaced: tools.namespaced, overrides, cacheKey, warnings };
+}
+
+/** The conversation must hold a user message, and a call must have its output before the model goes on. */
+function assertAnswerable(context: readonly ChatMessage[]): void {
+  if (!context.some((message) => message.role === "user")) {
+    throw new RuntimeError("invalid_request", "input: the conversation holds no user message", { details: { param: "input" } });
+  }
+  const answered = new Set(context.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+  const last = context.findLast((m) => m.role === "assistant");
+  const open = (last?.role === "assistant" ? (last.tool_calls ?? []) : []).filter((call) => !answered.has(call.id));
+  if (open.length > 0) {
+    throw new RuntimeError("invalid_request", `input: the function_call ${JSON.stringify(open[0]?.id)} has no function_call_output: send one for each call`, { details: { param: "input" } });
+  }
+}
+
+/** The sampling fields in chat completions' shape, so they are read by the same code (toOverrides). */
+function asChatRequest(request: ResponsesRequest, choice: ReturnType<typeof toToolChoice>["choice"]): ChatRequest {
+  const format = request.text?.format;
+  const chat: Record<string, unknown> = {
+    messages: [],
+    temperature: request.temperature,
+    top_p: request.top_p,
+    max_completion_tokens: request.max_output_tokens,
+    stop: request.stop,
+    seed: request.seed,
+    parallel_tool_calls: request.parallel_tool_calls,
+  };
+  if (format != null) {
+    chat.response_format = format.type === "json_schema" ? { type: "json_schema", json_schema: { name: format.name, schema: format.schema, strict: format.strict } } : { type: format.type };
+  }
+  if (choice !== undefined) chat.tool_choice = typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
+  return chat as ChatRequest;
+}
+
+/** An item of a stored response by its id (output items name their response; see itemId). */
+async function findItem(store: ResponseStore | undefined, id: string): Promise<unknown> {
+  const key = responseKeyOf(id);
+  if (store === undefined || key === null) return null;
+  const stored = await store.get(`resp_${key}`);
+  if (stored === null) return null;
+  return [...stored.response.output, ...stored.input_items].find((item) => item.id === id) ?? null;
+}
