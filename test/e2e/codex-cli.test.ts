@@ -88,7 +88,7 @@ describe(`Codex CLI ${pinnedCodexVersion() ?? "?"} (codex exec) against serve-ht
     const command = "echo hi";
     const report = await runCodexScenario({
       codexBinary: codexBinary ?? "",
-      serverYaml: configYaml({ llama: { models: { default: openaiModel(UPSTREAM_URL_PLACEHOLDER, "test-model") } }, agents: { [AGENT]: { temperature: 0 } } }),
+      serverYaml: configYaml({ llama: { models: { default: { ...openaiModel(UPSTREAM_URL_PLACEHOLDER, "test-model"), ctx_size: 131072 } } }, agents: { [AGENT]: { temperature: 0 } } }),
       bearerToken: TOKEN,
       model: AGENT,
       prompt: `Run \`${command}\`.`,

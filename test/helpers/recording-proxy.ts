@@ -11,13 +11,16 @@ export interface Exchange {
   requestBody: string;
   status: number;
   responseHeaders: IncomingHttpHeaders;
+  /** The response body so far (all of it once `ended`). */
   responseBody: string;
+  /** The server ended the response (false: the client or the server broke it off). */
+  ended: boolean;
 }
 
 export interface RecordingProxy {
   /** http://127.0.0.1:<port> */
   base: string;
-  /** Completed exchanges, in the order their responses ended. */
+  /** Every exchange, in the order their responses started. */
   exchanges: Exchange[];
   close(): Promise<void>;
 }
@@ -34,21 +37,26 @@ export async function startRecordingProxy(targetPort: number): Promise<Recording
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           res.flushHeaders();
-          const received: Buffer[] = [];
-          answer.on("data", (part: Buffer) => {
-            received.push(part);
+          // Recorded from the first byte on: a client that hangs up once it has what it needs
+          // (Codex after response.completed) must not make the exchange disappear.
+          const exchange: Exchange = {
+            method: req.method ?? "",
+            url: req.url ?? "",
+            requestHeaders: req.headers,
+            requestBody: requestBody.toString("utf8"),
+            status: answer.statusCode ?? 0,
+            responseHeaders: answer.headers,
+            responseBody: "",
+            ended: false,
+          };
+          exchanges.push(exchange);
+          answer.setEncoding("utf8");
+          answer.on("data", (part: string) => {
+            exchange.responseBody += part;
             res.write(part);
           });
           answer.on("end", () => {
-            exchanges.push({
-              method: req.method ?? "",
-              url: req.url ?? "",
-              requestHeaders: req.headers,
-              requestBody: requestBody.toString("utf8"),
-              status: answer.statusCode ?? 0,
-              responseHeaders: answer.headers,
-              responseBody: Buffer.concat(received).toString("utf8"),
-            });
+            exchange.ended = true;
             res.end();
           });
           answer.on("error", (err) => res.destroy(err));
