@@ -1,19 +1,12 @@
 import { RequestError, type PromptRequest, type PromptResponse, type StopReason } from "@agentclientprotocol/sdk";
 import { withCoalescedEmit } from "../agent/delta-coalescer.js";
-import type { FinalFinishReason, LoopAbortReason } from "../agent/events.js";
-import type { TurnResult } from "../agent/session-runner.js";
+import type { TurnOutcome } from "../agent/turn-outcome.js";
 import { ACP_USER, type AcpConnectionState } from "./acp-connection-state.js";
 import type { AcpCore } from "./acp-deps.js";
 import { permissionAsker } from "./acp-permission.js";
 import type { AcpSession } from "./acp-session.js";
 import { AcpTurnUpdates } from "./acp-updates.js";
 import { promptInput, titleOf } from "./prompt-input.js";
-
-/** How the turn ended, as the events told it (the turn's result does not carry it). */
-interface TurnEnd {
-  finish: FinalFinishReason;
-  aborted: LoopAbortReason | null;
-}
 
 /**
  * `session/prompt`: one SessionRunner turn on the session's tools, its events streamed as
@@ -30,14 +23,11 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
   const controller = session.beginPrompt();
   const onRequestCancel = (): void => controller.abort("request cancelled");
   requestSignal.addEventListener("abort", onRequestCancel, { once: true });
-  const end: TurnEnd = { finish: "stop", aborted: null };
   try {
     const core = await state.deps.core();
     const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize());
     const result = await withCoalescedEmit(
       (event) => {
-        if (event.event === "final") end.finish = event.finish_reason ?? "stop";
-        if (event.event === "loop_abort") end.aborted = event.reason;
         for (const update of updates.map(event)) session.updates.send(update);
       },
       // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
@@ -46,7 +36,7 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
     );
     reportWarnings(state, session, result);
     await recordTurn(core, session, params, log);
-    return { stopReason: stopReasonOf(end, result) };
+    return { stopReason: stopReasonOf(result) };
   } catch (error) {
     if (controller.signal.aborted) return { stopReason: "cancelled" };
     throw error;
@@ -57,16 +47,28 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
   }
 }
 
-function stopReasonOf(end: TurnEnd, result: TurnResult): StopReason {
-  if (end.aborted === "max_steps") return "max_turn_requests";
-  if (result.pending_approval !== undefined) return "end_turn";
-  if (end.finish === "length") return "max_tokens";
-  if (end.finish === "content_filter") return "refusal";
-  return "end_turn";
+/** A paused turn cannot happen here (ACP asks its user), but would end the turn as any other. */
+function stopReasonOf(outcome: TurnOutcome): StopReason {
+  switch (outcome.finish_reason) {
+    case "aborted":
+      return outcome.abort_reason === "max_steps" ? "max_turn_requests" : "end_turn";
+    case "length":
+      return "max_tokens";
+    case "content_filter":
+      return "refusal";
+    case "stop":
+    case "tool_calls":
+    case "paused":
+      return "end_turn";
+    default: {
+      const unreachable: never = outcome.finish_reason;
+      throw new Error(`unknown finish reason ${String(unreachable)}`);
+    }
+  }
 }
 
 /** Warnings (history trimmed to fit, a repaired history) are logged, and shown where the editor takes notices. */
-function reportWarnings(state: AcpConnectionState, session: AcpSession, result: TurnResult): void {
+function reportWarnings(state: AcpConnectionState, session: AcpSession, result: TurnOutcome): void {
   if (result.warnings.length === 0) return;
   state.logger.info({ session_id: session.id, warnings: result.warnings }, "turn finished with warnings");
   if (state.clientCapabilities.session?.notices === undefined || state.clientCapabilities.session.notices === null) return;

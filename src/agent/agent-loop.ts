@@ -3,7 +3,7 @@ import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
-import type { ApprovalCallback, EmitEvent, LoopAbortReason } from "./events.js";
+import type { ApprovalCallback, EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
 import { renderForModel } from "./prompt.js";
 import { toolSpecsOf } from "./turn-settings.js";
@@ -44,7 +44,7 @@ export interface AgentLoopInput {
 }
 
 export type LoopOutcome =
-  | { kind: "final"; response: string; step: number; finishReason: "stop" | "length" }
+  | { kind: "final"; response: string; step: number; finishReason: FinalFinishReason }
   | { kind: "client_tool_calls"; response: string; calls: ToolCall[]; step: number }
   | { kind: "aborted"; reason: LoopAbortReason; response: string; step: number }
   | { kind: "paused"; pending: PendingToolCall; step: number };
@@ -119,8 +119,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       turn.step = step + 1;
       const finish = output.finishReason === "length" || output.finishReason === "content_filter" ? output.finishReason : "stop";
       emit({ event: "final", step, response: output.text, finish_reason: finish });
-      // A refusal is a stop to the OpenAI-shaped callers (HTTP); `final` tells the ones that distinguish it.
-      return { kind: "final", response: output.text, step, finishReason: finish === "length" ? "length" : "stop" };
+      return { kind: "final", response: output.text, step, finishReason: finish };
     }
     const calls = output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
     turn.messages.push({ role: "assistant", content: output.text, tool_calls: calls });

@@ -12,7 +12,8 @@ import { inputText } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
-import { runStatelessTurn, type StatelessTurnRequest, type StatelessTurnResult } from "./stateless-turn.js";
+import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
+import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
 
 export interface TurnRequest {
   user_id?: string | undefined;
@@ -23,14 +24,6 @@ export interface TurnRequest {
   approve_execution?: boolean | undefined;
   /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
   overrides?: SamplingOverrides | undefined;
-}
-
-export interface TurnResult {
-  response: string;
-  session_id: string;
-  trace_id: string;
-  warnings: string[];
-  pending_approval?: { tool: string; args: Record<string, unknown> };
 }
 
 /** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */
@@ -82,7 +75,7 @@ export class SessionRunner {
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
-  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
     const engine = await this.deps.engineFor(agent.model);
@@ -102,7 +95,7 @@ export class SessionRunner {
     );
   }
 
-  async runTurn(request: TurnRequest, options: TurnOptions): Promise<TurnResult> {
+  async runTurn(request: TurnRequest, options: TurnOptions): Promise<SessionTurnOutcome> {
     const userId = assertSafeId("user_id", request.user_id ?? "default_user");
     const sessionId = assertSafeId("session_id", request.session_id ?? randomBytes(4).toString("hex"));
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
@@ -118,7 +111,7 @@ export class SessionRunner {
     request: TurnRequest,
     options: TurnOptions,
     memoryReady: Promise<void>,
-  ): Promise<TurnResult> {
+  ): Promise<SessionTurnOutcome> {
     const { store } = this.deps;
     const warnings: string[] = [];
     const checkpoint = await store.readCheckpoint(userId, sessionId);
@@ -159,8 +152,7 @@ export class SessionRunner {
     void save("running", null).catch(() => undefined);
     try {
       const agent = this.resolveAgent(agentName)[1];
-      const result = await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady });
-      return result;
+      return await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady });
     } catch (error) {
       await writer.flush().catch(() => undefined);
       // A cancelled or crashed turn keeps its checkpoint (resume: true continues it). A new turn

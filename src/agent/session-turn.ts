@@ -6,7 +6,8 @@ import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { fitContext } from "./context-budget.js";
 import { memoryNotesFor } from "./memory-notes.js";
 import { renderForModel } from "./prompt.js";
-import type { SessionRunnerDeps, TurnOptions, TurnRequest, TurnResult } from "./session-runner.js";
+import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./session-runner.js";
+import { TurnTally, type SessionTurnOutcome } from "./turn-outcome.js";
 import type { TurnState } from "./turn-state.js";
 import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 import { RuntimeError } from "../shared/runtime-error.js";
@@ -35,8 +36,10 @@ export interface SessionTurn {
  * context fitted to the window, the AgentLoop run with a checkpoint after each step, and the
  * finished turn appended to the history (or the paused one left in its checkpoint).
  */
-export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn): Promise<TurnResult> {
+export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn): Promise<SessionTurnOutcome> {
   const { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady } = ctx;
+  const tally = new TurnTally();
+  const emit = tally.wrap(options.emit);
   const { store, memory, config } = deps;
   const model = config.llama.models[agent.model];
   if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
@@ -46,7 +49,7 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
   const sampling = resolveSampling(agent, request.overrides);
   warnings.push(...samplingWarnings(engine, request.overrides));
 
-  options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
+  emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
   const [history] = await Promise.all([
     store.loadHistory(userId, sessionId),
     engine.warmUp({ signal: options.signal }),
@@ -58,7 +61,7 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
   const notes = request.resume === true
     ? { preamble: undefined, snippets: 0 }
     : await memoryNotesFor({ memory, engine, agent, userId, sessionId, query: userInput, history: history.messages, signal: options.signal });
-  options.emit({ event: "memory_start", snippets: notes.snippets });
+  emit({ event: "memory_start", snippets: notes.snippets });
   const { preamble } = notes;
   const first = turn.messages[0];
   if (preamble !== undefined && first?.role === "user") turn.messages[0] = { ...first, preamble };
@@ -92,24 +95,34 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
     ...(resumeDecision ? { resumeDecision } : {}),
     askApproval: options.askApproval,
     signal: options.signal,
-    emit: options.emit,
+    emit,
     saveCheckpoint: save,
   });
 
   await writer.flush();
-  const result: TurnResult = { response: "", session_id: sessionId, trace_id: traceId, warnings };
+  const base = { reasoning: tally.reasoning, usage: tally.usage, session_id: sessionId, trace_id: traceId, warnings };
   if (outcome.kind === "paused") {
     warnings.push(`approval_required: ${outcome.pending.call.name}`);
-    result.pending_approval = { tool: outcome.pending.call.name, args: outcome.pending.args };
     log.info({ tool: outcome.pending.call.name }, "turn paused for approval");
-    return result;
+    return { ...base, finish_reason: "paused", pending_approval: { tool: outcome.pending.call.name, args: outcome.pending.args }, response: "" };
   }
-  if (outcome.kind === "aborted") warnings.push(`loop_abort: ${outcome.reason}`);
-  result.response = outcome.response;
   const entry = { trace_id: traceId, agent: agentName, at: new Date().toISOString(), messages: turn.messages };
   await store.appendTurn(userId, sessionId, entry);
   await store.clearCheckpoint(userId, sessionId);
   if (agent.memory) memory.addTurn(userId, sessionId, entry);
   log.info({ steps: turn.step, outcome: outcome.kind }, "turn finished");
-  return result;
+  switch (outcome.kind) {
+    case "final":
+      return { ...base, finish_reason: outcome.finishReason, response: outcome.response };
+    case "aborted":
+      warnings.push(`loop_abort: ${outcome.reason}`);
+      return { ...base, finish_reason: "aborted", abort_reason: outcome.reason, response: outcome.response };
+    case "client_tool_calls":
+      // Session turns offer no client tools; kept total for the type.
+      return { ...base, finish_reason: "tool_calls", tool_calls: outcome.calls, response: outcome.response };
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown loop outcome ${JSON.stringify(unreachable)}`);
+    }
+  }
 }

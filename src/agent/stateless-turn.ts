@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, SamplingOverrides, ToolCall, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage, SamplingOverrides, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { ToolProvider } from "../tools/tool-types.js";
@@ -9,6 +9,7 @@ import { runAgentLoop } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
 import { fitContext } from "./context-budget.js";
 import { inputText } from "./prompt.js";
+import { TurnTally, type TurnOutcome } from "./turn-outcome.js";
 import type { TurnState } from "./turn-state.js";
 import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 
@@ -27,15 +28,6 @@ export interface StatelessTurnRequest {
   truncation?: "auto" | "disabled";
 }
 
-export interface StatelessTurnResult {
-  response: string;
-  trace_id: string;
-  warnings: string[];
-  finish_reason: "stop" | "length" | "tool_calls";
-  /** The calls of the client's tools the model made (finish_reason "tool_calls"). */
-  tool_calls?: ToolCall[];
-}
-
 export interface StatelessTurnDeps {
   config: Config;
   agent: AgentConfig;
@@ -50,8 +42,10 @@ export interface StatelessTurnDeps {
  * (snippets of other conversations must not leak into a client's own). The agent's MCP tools
  * still run inside the turn unless the client brings its own.
  */
-export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
   const { agent, engine, config } = deps;
+  const tally = new TurnTally();
+  const emit = tally.wrap(options.emit);
   const model = config.llama.models[agent.model];
   if (model === undefined) throw new RuntimeError("config_invalid", `agents.${request.agent}.model names an unknown model "${agent.model}"`);
   const { system, history, turn: turnMessages } = splitConversation(agent.system_prompt, request.messages);
@@ -63,9 +57,9 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const userInput = userMessage?.role === "user" ? inputText(userMessage.content) : "";
   const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
 
-  options.emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
+  emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
   await deps.warmUp(options.signal);
-  options.emit({ event: "memory_start", snippets: 0 });
+  emit({ event: "memory_start", snippets: 0 });
   const descriptors = request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
   const offered = sampling.noTools ? [] : (request.clientTools ?? toolSpecsOf(descriptors));
   const { context, droppedMessages } = await fitContext({
@@ -91,24 +85,25 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
     approveExecution: request.approve_execution === true,
     signal: options.signal,
-    emit: options.emit,
+    emit,
     saveCheckpoint: async () => undefined,
   });
   log.info({ steps: turn.step, outcome: outcome.kind }, "stateless turn finished");
+  const base = { response: outcome.kind === "paused" ? "" : outcome.response, reasoning: tally.reasoning, usage: tally.usage, session_id: null, trace_id: traceId };
   switch (outcome.kind) {
     case "final":
-      return { response: outcome.response, trace_id: traceId, warnings, finish_reason: outcome.finishReason };
+      return { ...base, finish_reason: outcome.finishReason, warnings };
     case "client_tool_calls":
-      return { response: outcome.response, trace_id: traceId, warnings, finish_reason: "tool_calls", tool_calls: outcome.calls };
+      return { ...base, finish_reason: "tool_calls", tool_calls: outcome.calls, warnings };
     case "aborted":
-      return { response: outcome.response, trace_id: traceId, warnings: [...warnings, `loop_abort: ${outcome.reason}`], finish_reason: "stop" };
+      return { ...base, finish_reason: "aborted", abort_reason: outcome.reason, warnings: [...warnings, `loop_abort: ${outcome.reason}`] };
     case "paused":
       // Nothing is stored, so there is no turn to resume later: the gated tool is not run.
       return {
-        response: "",
-        trace_id: traceId,
+        ...base,
+        finish_reason: "paused",
+        pending_approval: { tool: outcome.pending.call.name, args: outcome.pending.args },
         warnings: [...warnings, `approval_required: ${outcome.pending.call.name} was not run (a conversation kept by the client cannot pause; send approve_execution: true, or name a session_id to pause and resume)`],
-        finish_reason: "stop",
       };
     default: {
       const unreachable: never = outcome;

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { EmitEvent } from "../agent/events.js";
-import type { TurnRequest, TurnResult } from "../agent/session-runner.js";
-import type { StatelessTurnRequest, StatelessTurnResult } from "../agent/stateless-turn.js";
+import type { TurnRequest } from "../agent/session-runner.js";
+import type { StatelessTurnRequest } from "../agent/stateless-turn.js";
+import type { SessionTurnOutcome, TurnOutcome } from "../agent/turn-outcome.js";
 import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
@@ -10,9 +11,9 @@ import type { ResponseStore } from "./responses/response-store.js";
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
   /** Session mode: history from the store. */
-  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult>;
+  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
-  runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult>;
+  runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome>;
 }
 
 /** The `http:` section after CLI flags were applied, plus test-only knobs. */

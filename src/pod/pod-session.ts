@@ -124,7 +124,7 @@ export class PodSession {
         { windowMs: this.deps.coalesceMs ?? 0 },
         (emit) => this.deps.runner().runTurn({ ...request, session_id: this.deps.sessionId }, { signal: controller.signal, emit }),
       );
-      if (result.pending_approval) {
+      if (result.finish_reason === "paused" && result.pending_approval !== undefined) {
         const { pending, events } = mapper.pendingCall(result.pending_approval.tool, result.pending_approval.args);
         events.forEach((event) => this.emit(event));
         this.pending = pending;

@@ -40,6 +40,7 @@ export async function runChatTurn(deps: ChatTurnDeps, request: TurnRequest, sign
     const result = await deps.runner.runTurn(request, { signal, emit: (event) => printer.print(event), askApproval: deps.approvals.ask });
     printer.finish();
     for (const warning of result.warnings.filter((text) => !alreadySaid(text, after.cancelledHere))) ui.line(style.yellow(`warning: ${warning}`));
+    if (result.finish_reason === "length") ui.line(style.yellow("warning: the answer was cut at max_tokens"));
     if (deps.showUsage) ui.line(style.dim(`usage: ${printer.usage.describe()}`));
     return { kind: "finished", usage: printer.usage };
   } catch (thrown) {

@@ -9,7 +9,7 @@ import { runCli, type CliRun } from "../helpers/run-cli.js";
 import { chunk, scripted, sendJsonError, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
-import { configYaml, openaiModel } from "../helpers/config-yaml.js";
+import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 
 /** `local-ai chat` in a script: stdin and stdout are pipes, one turn per line. */
 
@@ -29,6 +29,16 @@ describe("local-ai chat with piped stdin", () => {
     assert.match(run.stderr, /^declined echo: it needs approval, and with stdin not a terminal nobody can be asked \(to allow it in scripts, take it out of mcp\.servers\.everything\.requires_approval\)$/m);
     assert.match(run.stderr, /^\[tool\] echo -> denied \| declined by the user$/m);
     assert.ok(!(run.stdout + run.stderr).includes("\x1b"), "no escape codes in a pipe");
+  });
+
+  it("an answer cut by the agent's max_tokens is printed and warned about (the turn outcome's length)", async () => {
+    const demoModel = await ensureFixture("demo");
+    const { dir, configPath } = await tempConfig(configYaml({ llama: { models: { default: localModel(demoModel) } }, agents: { assistant: { temperature: 0, max_tokens: 3 } } }));
+    const run = await chat(["--config", configPath], "Hello\n", dir);
+    assert.equal(run.code, 0, run.stderr);
+    const answer = run.stdout.replace(/\n$/, "");
+    assert.ok(answer !== "" && answer !== DEMO_SENTENCE && DEMO_SENTENCE.startsWith(answer), answer);
+    assert.match(run.stderr, /^warning: the answer was cut at max_tokens$/m);
   });
 
   it("a reader that goes away (| head -c 5) ends the chat quietly with 0, never a crash", async () => {

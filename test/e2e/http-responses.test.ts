@@ -15,21 +15,26 @@ import { assertEventShape, assertResponseShape, loadResponsesTypes } from "../he
 
 let server: HttpServer;
 let upstream: AgentUpstream;
+/** data_dir's files once the server was ready: a turn with store: false adds none. */
+let dataAtStart: string[];
 const types = loadResponsesTypes();
 const client = (): OpenAI => new OpenAI({ baseURL: `${server.base}/v1`, apiKey: "x", maxRetries: 0, timeout: 60_000 });
 
 /** Every file under data_dir/responses (the store writes nothing else). */
 const storedFiles = async (): Promise<string[]> => readdir(path.join(server.dir, "data", "responses")).catch(() => []);
+/** Every file and folder under data_dir. */
+const dataFiles = async (): Promise<string[]> => (await readdir(path.join(server.dir, "data"), { recursive: true }).catch(() => [])).sort();
 
 before(async () => {
   const [demo, tiny] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 })]);
   upstream = await startAgentUpstream();
   server = await startHttpServer(
     configYaml({
-      llama: { models: { default: localModel(demo), tiny: localModel(tiny, { ctx_size: 4096 }), up: openaiModel(upstream.baseUrl, "test-model") } },
-      agents: { assistant: { temperature: 0 }, talker: { model: "tiny", temperature: 0, max_tokens: 3000 }, remote: { model: "up", temperature: 0 } },
+      llama: { models: { default: localModel(demo), solo: localModel(demo, { parallel: 1 }), tiny: localModel(tiny, { ctx_size: 4096 }), up: openaiModel(upstream.baseUrl, "test-model") } },
+      agents: { assistant: { temperature: 0 }, solo: { model: "solo", temperature: 0 }, talker: { model: "tiny", temperature: 0, max_tokens: 3000 }, remote: { model: "up", temperature: 0 } },
     }),
   );
+  dataAtStart = await dataFiles();
 });
 
 after(async () => {
@@ -83,7 +88,7 @@ describe("POST /v1/responses on the embedded engine (openai client)", () => {
     assert.equal((response as unknown as { store: boolean }).store, false);
     assert.equal(response.error, null);
     assert.equal(response.incomplete_details, null);
-    assert.deepEqual(await storedFiles(), [], "store: false writes nothing");
+    assert.deepEqual(await dataFiles(), dataAtStart, "store: false writes nothing under data_dir");
   });
 
   it("stream: the exact event sequence, sequence numbers 0..n-1, every event typed as the pinned openai package declares it", async () => {
@@ -220,5 +225,231 @@ describe("store, previous_response_id, retrieve, input_items, delete", () => {
     const events = await readSseEvents(await postResponses(server.base, { model: "assistant", input: "Hello!", stream: true, store: false }));
     assert.equal(events.at(-1)?.data.type, "response.completed");
     assert.deepEqual(await storedFiles(), before);
+  });
+});
+
+describe("function tools over the openai engine (scripted upstream)", () => {
+  const execCommand = { type: "function" as const, name: "exec_command", description: "Runs a command", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] }, strict: false };
+  const namespace = { type: "namespace", name: "multi_agent_v1", description: "Agents", tools: [{ type: "function", name: "spawn_agent", parameters: { type: "object", properties: { task: { type: "string" } } } }] };
+  const tools = [execCommand, namespace, { type: "web_search" }, { type: "custom", name: "apply_patch" }] as unknown as OpenAI.Responses.Tool[];
+
+  it("a round trip as Codex makes it: function_call out, function_call_output back as a tool message, the final text", async () => {
+    upstream.push({ call: { id: "call_1", name: "exec_command", arguments: { cmd: "echo hi" } } }, { text: ["The command printed hi."] });
+    const before = upstream.chats().length;
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "Run echo hi" }];
+    const first = await client().responses.create({ model: "remote", input, tools, tool_choice: "auto", parallel_tool_calls: true, store: false });
+    assertResponseShape(types, first);
+    assert.equal(first.status, "completed");
+    assert.deepEqual(first.output.map((item) => item.type), ["function_call"]);
+    const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    assert.deepEqual([call.call_id, call.name, JSON.parse(call.arguments), call.namespace, call.status], ["call_1", "exec_command", { cmd: "echo hi" }, undefined, "completed"]);
+    assert.deepEqual((first as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings, [
+      'tools[2]: tool type "web_search" is not supported by this server; skipped',
+      'tools[3]: tool type "custom" is not supported by this server; skipped',
+    ]);
+    const offered = (upstream.chats()[before]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    assert.deepEqual(offered, ["exec_command", "spawn_agent"]);
+
+    const second = await client().responses.create({ model: "remote", input: [...input, call, { type: "function_call_output", call_id: "call_1", output: "hi\n" }], tools, store: false });
+    assert.equal(second.output_text, "The command printed hi.");
+    const sent = upstreamMessages(before + 1);
+    assert.deepEqual(sent.slice(1).map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.deepEqual((sent[2]?.tool_calls as Json[] | undefined)?.map((c) => (c.function as Json).name), ["exec_command"]);
+    assert.deepEqual([sent[3]?.tool_call_id, sent[3]?.content], ["call_1", "hi\n"]);
+  });
+
+  it("a namespaced function comes back with namespace set; streamed as item added, arguments delta and done, item done", async () => {
+    upstream.push({ call: { id: "call_2", name: "spawn_agent", arguments: { task: "look" } } });
+    const reply = await postResponses(server.base, { model: "remote", input: "spawn one", tools, stream: true, store: false });
+    const events = await readSseEvents(reply);
+    for (const event of events) assertEventShape(types, event.data);
+    assert.deepEqual(events.map((e) => e.data.type), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    const done = events[5]?.data.item as Json;
+    assert.deepEqual([done.type, done.name, done.namespace, done.call_id, done.arguments], ["function_call", "spawn_agent", "multi_agent_v1", "call_2", JSON.stringify({ task: "look" })]);
+    assert.equal(events[3]?.data.delta, JSON.stringify({ task: "look" }));
+    // The call goes back with its namespace and reaches the model under the name it was offered.
+    upstream.push({ text: ["spawned"] });
+    const before = upstream.chats().length;
+    const next = await client().responses.create({
+      model: "remote",
+      input: [{ role: "user", content: "spawn one" }, { type: "function_call", call_id: "call_2", name: "spawn_agent", namespace: "multi_agent_v1", arguments: "{}" }, { type: "function_call_output", call_id: "call_2", output: [{ type: "input_text", text: "agent 7" }] }],
+      tools,
+      store: false,
+    });
+    assert.equal(next.output_text, "spawned");
+    assert.deepEqual(upstreamMessages(before).slice(2).map((m) => [m.role, m.role === "tool" ? m.content : ((m.tool_calls as Json[])[0]?.function as Json).name]), [["assistant", "spawn_agent"], ["tool", "agent 7"]]);
+  });
+
+  it("tool_choice naming a function that is not offered is a 400 naming tool_choice", async () => {
+    const reply = await refused({ model: "remote", input: "x", tools: [execCommand], tool_choice: { type: "function", name: "nope" } });
+    assert.deepEqual([reply.status, reply.error.param], [400, "tool_choice"]);
+  });
+});
+
+describe("prompt_cache_key (embedded engine, one sequence)", () => {
+  it("the key keeps the conversation's KV cache: after another conversation took the sequence, the next turn reuses all of the first", async () => {
+    const turn = (key: string, input: Array<{ role: "user" | "assistant"; content: string }>): Promise<OpenAI.Responses.Response> =>
+      client().responses.create({ model: "solo", input, prompt_cache_key: key, store: false });
+    const first = await turn("conv-a", [{ role: "user", content: "Hello from conversation A!" }]);
+    // Another conversation on the only sequence: conversation A's state leaves it (saved under its key).
+    await turn("conv-b", [{ role: "user", content: "Something else entirely, conversation B." }]);
+    const second = await turn("conv-a", [{ role: "user", content: "Hello from conversation A!" }, { role: "assistant", content: first.output_text }, { role: "user", content: "And again." }]);
+    const cached = second.usage?.input_tokens_details.cached_tokens ?? 0;
+    assert.ok(cached >= (first.usage?.input_tokens ?? Infinity), `cached ${cached} of the first turn's ${first.usage?.input_tokens} (second: ${second.usage?.input_tokens})`);
+    assert.ok(cached < (second.usage?.input_tokens ?? 0));
+  });
+});
+
+describe("structured output and token counts (embedded engine)", () => {
+  it("text.format json_schema: the grammar makes output_text JSON that matches the schema", async () => {
+    const schema = { type: "object", properties: { mood: { type: "string", enum: ["happy", "sad"] }, ok: { type: "boolean" } }, required: ["mood", "ok"], additionalProperties: false };
+    const response = await client().responses.create({ model: "assistant", input: "How are you?", text: { format: { type: "json_schema", name: "mood", schema, strict: true } }, store: false });
+    const parsed = JSON.parse(response.output_text) as Json;
+    assert.deepEqual(Object.keys(parsed).sort(), ["mood", "ok"]);
+    assert.ok(["happy", "sad"].includes(String(parsed.mood)) && typeof parsed.ok === "boolean", JSON.stringify(parsed));
+    assert.equal(response.text?.format?.type, "json_schema");
+  });
+
+  it("input_tokens: counted with the model's tokenizer; more input and tools count more", async () => {
+    const count = async (body: Json): Promise<number> => {
+      const reply = await postResponses(server.base, body, { path: "/input_tokens" });
+      assert.equal(reply.status, 200);
+      const json = (await reply.json()) as { object: string; input_tokens: number };
+      assert.equal(json.object, "response.input_tokens");
+      return json.input_tokens;
+    };
+    const short = await count({ model: "assistant", input: "Hello!" });
+    const longer = await count({ model: "assistant", input: "Hello! How are you today, my friend?" });
+    const withTools = await count({ model: "assistant", input: "Hello!", tools: [{ type: "function", name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" } } } }] });
+    assert.ok(short > 0 && longer > short && withTools > short, `${short} ${longer} ${withTools}`);
+    assert.equal(await count({ model: "assistant", input: "Hello!" }), short);
+  });
+});
+
+describe("refusals and cancellation", () => {
+  it("a body that is not a Response request, an unknown item type, an output without its call, background: 400s naming the field", async () => {
+    const cases: Array<[unknown, string]> = [
+      [[1, 2], "body"],
+      [{ model: "assistant", messages: [{ role: "user", content: "hi" }] }, "input"],
+      [{ model: "assistant", input: 5 }, "input"],
+      [{ model: "assistant", input: [{ role: "user", content: "hi" }, { type: "bogus_item" }] }, "input[1].type"],
+      [{ model: "assistant", input: [{ role: "user", content: [{ type: "input_text" }] }] }, "input[0].content[0].text"],
+      [{ model: "assistant", input: [{ role: "user", content: "hi" }, { type: "function_call_output", call_id: "call_x", output: "?" }] }, "input[1].call_id"],
+      [{ model: "assistant", input: [{ role: "user", content: "hi" }, { type: "function_call", call_id: "call_y", name: "f", arguments: "{}" }] }, "input"],
+      [{ model: "assistant", input: "hi", background: true }, "background"],
+      [{ model: "assistant", input: [{ role: "user", content: [{ type: "input_image", image_url: "data:image/png;base64,AA" }] }] }, "input[0].content[0]"],
+    ];
+    for (const [body, param] of cases) {
+      const reply = await refused(body);
+      assert.deepEqual([reply.status, reply.error.type, reply.error.param], [400, "invalid_request_error", param], `${JSON.stringify(body)}: ${reply.error.message}`);
+    }
+    const unknownModel = await refused({ model: "gpt-5-codex", input: "hi" });
+    assert.deepEqual([unknownModel.status, unknownModel.error.code, unknownModel.error.param], [404, "model_not_found", "model"]);
+  });
+
+  it("an input longer than the context: 400 context_length_exceeded, also when streamed", async () => {
+    const input = "word ".repeat(3000);
+    for (const stream of [false, true]) {
+      const reply = await refused({ model: "assistant", input, stream });
+      assert.deepEqual([reply.status, reply.error.code, reply.error.param], [400, "context_length_exceeded", "input"], reply.error.message);
+    }
+  });
+
+  it("a client that disconnects mid-stream cancels the turn, and nothing is stored", async () => {
+    const storedBefore = await storedFiles();
+    const controller = new AbortController();
+    const reply = await postResponses(server.base, { model: "talker", input: "Hello!", stream: true }, { signal: controller.signal });
+    assert.equal(reply.status, 200);
+    const reader = reply.body!.getReader();
+    let text = "";
+    while ((text.match(/response\.output_text\.delta/g) ?? []).length < 3) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, "the stream ended before three deltas");
+      text += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    // The turn stops and leaves /health's in_flight (a bounded poll: /health is the only signal).
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const health = (await (await fetch(`${server.base}/health`)).json()) as { in_flight: number };
+      if (health.in_flight === 0) break;
+      assert.ok(Date.now() < deadline, "the turn was not cancelled");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual(await storedFiles(), storedBefore);
+  });
+});
+
+describe("reasoning, truncation and failures (scripted upstream)", () => {
+  it("reasoning comes first as a reasoning item with reasoning_text content and summary: [] (JSON and stream)", async () => {
+    upstream.push({ reasoning: ["Let me ", "think."], text: ["Four."] }, { reasoning: ["Let me ", "think."], text: ["Four."] });
+    const response = await client().responses.create({ model: "remote", input: "2+2?", store: false });
+    assertResponseShape(types, response);
+    assert.deepEqual(response.output.map((item) => item.type), ["reasoning", "message"]);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    assert.deepEqual([reasoning.summary, reasoning.content], [[], [{ type: "reasoning_text", text: "Let me think." }]]);
+    assert.equal(response.output_text, "Four.");
+    const events = await readSseEvents(await postResponses(server.base, { model: "remote", input: "2+2?", stream: true, store: false }));
+    for (const event of events) assertEventShape(types, event.data);
+    assert.deepEqual(events.map((e) => e.data.type), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    assert.deepEqual(events.filter((e) => e.data.type === "response.output_item.added").map((e) => [e.data.output_index, (e.data.item as Json).type]), [[0, "reasoning"], [1, "message"]]);
+    assert.equal(events[6]?.data.text, "Let me think.");
+  });
+
+  it("a turn that fails after the stream started ends with response.failed carrying an error, never a cut stream", async () => {
+    upstream.push({ cut: ["Partial "] });
+    const events = await readSseEvents(await postResponses(server.base, { model: "remote", input: "fail please", stream: true }));
+    for (const event of events) assertEventShape(types, event.data);
+    const last = events.at(-1)?.data;
+    assert.equal(last?.type, "response.failed");
+    const failed = last?.response as { status: string; error: { code: string; message: string } | null; output: Array<{ status: string }> };
+    assert.equal(failed.status, "failed");
+    assert.equal(failed.error?.code, "server_error");
+    assert.ok((failed.error?.message ?? "").length > 0);
+    assert.deepEqual(failed.output.map((item) => item.status), ["incomplete"], JSON.stringify(events.map((e) => e.data.type)) + JSON.stringify(failed));
+    assert.deepEqual(events.map((e) => e.data.sequence_number), events.map((_, i) => i));
+  });
+});
+
+describe("truncation (embedded engine, 2048-token context)", () => {
+  // History that cannot fit with the new turn: five long exchanges before a short question.
+  const long = "word ".repeat(350);
+  const input = [...Array.from({ length: 5 }, () => [{ role: "user", content: long }, { role: "assistant", content: long }]).flat(), { role: "user", content: "Hello!" }];
+
+  it("disabled (the default): a conversation that cannot fit is a 400 context_length_exceeded", async () => {
+    const reply = await refused({ model: "assistant", input, store: false });
+    assert.deepEqual([reply.status, reply.error.code, reply.error.param], [400, "context_length_exceeded", "input"], reply.error.message);
+  });
+
+  it("auto: the oldest history is trimmed and the turn answers, saying so in local_ai.warnings", async () => {
+    const response = await client().responses.create({ model: "assistant", input: input as OpenAI.Responses.ResponseInput, truncation: "auto", store: false });
+    assert.equal(response.output_text, DEMO_SENTENCE);
+    assert.equal(response.truncation, "auto");
+    assert.ok((response as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings.some((w) => /^trimmed the \d+ oldest messages/.test(w)));
   });
 });

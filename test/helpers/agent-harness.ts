@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
 import type { AgentEvent, ApprovalCallback } from "../../src/agent/events.js";
-import { SessionRunner, type TurnRequest, type TurnResult } from "../../src/agent/session-runner.js";
+import { SessionRunner, type TurnRequest } from "../../src/agent/session-runner.js";
+import type { SessionTurnOutcome } from "../../src/agent/turn-outcome.js";
 import { parseConfigText } from "../../src/config/load-config.js";
 import type { Config } from "../../src/config/schema.js";
 import type { Engine } from "../../src/engine/engine.js";
@@ -22,7 +23,7 @@ export interface Harness {
   config: Config;
   dataDir: string;
   /** Runs a turn and collects its events. */
-  turn: (request: TurnRequest, signal?: AbortSignal, extra?: TurnExtras) => Promise<{ result: TurnResult; events: AgentEvent[] }>;
+  turn: (request: TurnRequest, signal?: AbortSignal, extra?: TurnExtras) => Promise<{ result: SessionTurnOutcome; events: AgentEvent[] }>;
   events: AgentEvent[];
 }
 

@@ -2,12 +2,14 @@ import { chunk, sendData, sendJson, startSse, startUpstream, usageChunk, type Re
 
 /** One model step as the scripted upstream answers it. */
 export type UpstreamStep =
-  /** Text deltas, then stop (or `finish`: "length", "content_filter"), with usage. */
-  | { text: string[]; finish?: string }
+  /** Text deltas (after `reasoning_content` deltas, if any), then stop (or `finish`: "length", "content_filter"), with usage. */
+  | { text: string[]; finish?: string; reasoning?: string[] }
   /** One tool call (its arguments as JSON), finish_reason tool_calls. */
   | { call: { id: string; name: string; arguments: Record<string, unknown> } }
   /** Text deltas, then the stream stays open until the client hangs up (for cancellation). */
-  | { hang: string[] };
+  | { hang: string[] }
+  /** Text deltas, then the connection is cut without an end (an upstream that fails mid-stream). */
+  | { cut: string[] };
 
 export interface AgentUpstream extends ScriptedUpstream {
   /** The chat completion requests, in order (one per model step). */
@@ -40,10 +42,16 @@ export async function startAgentUpstream(steps: UpstreamStep[] = []): Promise<Ag
       res.end();
       return;
     }
-    const deltas = "text" in step ? step.text : step.hang;
+    const deltas = "text" in step ? step.text : "hang" in step ? step.hang : step.cut;
     sendData(res, chunk({ role: "assistant", content: "" }));
+    for (const delta of "text" in step ? (step.reasoning ?? []) : []) sendData(res, chunk({ reasoning_content: delta }));
     for (const delta of deltas) sendData(res, chunk({ content: delta }));
     if ("hang" in step) return;
+    if ("cut" in step) {
+      // Once the deltas have left (destroy would drop what is still buffered).
+      res.write("", () => res.destroy());
+      return;
+    }
     sendData(res, chunk({}, step.finish ?? "stop"));
     sendData(res, usageChunk(40 + chats, deltas.length));
     sendData(res, "[DONE]");

@@ -130,13 +130,14 @@ describe("SessionRunner: a turn with tools of its own (TurnOptions.tools)", () =
 });
 
 describe("a refusal (finish content_filter)", () => {
-  it("is on the final event for ACP, and stays a plain stop for the OpenAI-shaped callers", async () => {
+  it("is on the final event and in the outcome of both turn kinds (the OpenAI-shaped callers map it to stop)", async () => {
     const refuse = [{ type: "text" as const, delta: "no" }, { type: "end" as const, finishReason: "content_filter" as const }];
     const h = await agentHarness(new ScriptedEngine([refuse, refuse]), new ScriptedToolProvider([]));
-    const { events } = await h.turn({ session_id: "r", input: "x" });
+    const { events, result } = await h.turn({ session_id: "r", input: "x" });
     assert.equal(events.find((e) => e.event === "final" && e.finish_reason === "content_filter") !== undefined, true);
+    assert.equal(result.finish_reason, "content_filter");
     const stateless = await h.runner.runStateless({ messages: [{ role: "user", content: "x" }] }, { signal: new AbortController().signal, emit: () => undefined });
-    assert.equal(stateless.finish_reason, "stop");
+    assert.equal(stateless.finish_reason, "content_filter");
   });
 });
 

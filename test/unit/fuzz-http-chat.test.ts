@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import type { EmitEvent } from "../../src/agent/events.js";
-import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
-import { splitConversation, type StatelessTurnRequest, type StatelessTurnResult } from "../../src/agent/stateless-turn.js";
+import type { TurnRequest } from "../../src/agent/session-runner.js";
+import { splitConversation, type StatelessTurnRequest } from "../../src/agent/stateless-turn.js";
+import type { SessionTurnOutcome, TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
 import type { HttpDeps, TurnRunner } from "../../src/http/http-deps.js";
@@ -133,14 +134,19 @@ function expectMappedOr4xx(run: () => void): void {
   }
 }
 
+const OK_OUTCOME: TurnOutcome = {
+  finish_reason: "stop", response: "ok", reasoning: "", trace_id: "t", warnings: [], session_id: null,
+  usage: { input_tokens: 0, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null },
+};
+
 class EchoRunner implements TurnRunner {
   readonly ids: Array<{ user: string; session: string }> = [];
-  runTurn(request: TurnRequest, _options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+  runTurn(request: TurnRequest, _options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome> {
     this.ids.push({ user: request.user_id ?? "", session: request.session_id ?? "" });
-    return Promise.resolve({ response: "ok", session_id: request.session_id ?? "s", trace_id: "t", warnings: [] });
+    return Promise.resolve({ ...OK_OUTCOME, session_id: request.session_id ?? "s" });
   }
-  runStateless(_request: StatelessTurnRequest, _options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
-    return Promise.resolve({ response: "ok", trace_id: "t", warnings: [], finish_reason: "stop" });
+  runStateless(_request: StatelessTurnRequest, _options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
+    return Promise.resolve(OK_OUTCOME);
   }
 }
 

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
-import type { TurnRequest, TurnResult } from "../../src/agent/session-runner.js";
-import type { StatelessTurnRequest, StatelessTurnResult } from "../../src/agent/stateless-turn.js";
+import type { TurnRequest } from "../../src/agent/session-runner.js";
+import type { StatelessTurnRequest } from "../../src/agent/stateless-turn.js";
+import { TurnTally, type SessionTurnOutcome, type TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
 import type { HttpDeps, HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
@@ -10,23 +11,29 @@ import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { abortedWithin } from "../helpers/aborted-within.js";
 
+/** What a script decides of a turn; usage and reasoning are summed from the events it emits, as the runner does. */
+type ScriptResult = Pick<SessionTurnOutcome, "response" | "session_id" | "trace_id" | "warnings" | "pending_approval"> & { finish_reason?: TurnOutcome["finish_reason"] };
+
 /** A scripted SessionRunner: emits the given events, then returns (or throws). */
 class ScriptedRunner implements TurnRunner {
   requests: TurnRequest[] = [];
   stateless: StatelessTurnRequest[] = [];
   signals: AbortSignal[] = [];
-  constructor(private readonly script: (request: TurnRequest, emit: EmitEvent, signal: AbortSignal) => Promise<TurnResult>) {}
-  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnResult> {
+  constructor(private readonly script: (request: TurnRequest, emit: EmitEvent, signal: AbortSignal) => Promise<ScriptResult>) {}
+  async runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome> {
     this.requests.push(request);
     this.signals.push(options.signal);
-    return this.script(request, options.emit, options.signal);
+    const tally = new TurnTally();
+    const result = await this.script(request, tally.wrap(options.emit), options.signal);
+    return { finish_reason: result.pending_approval === undefined ? "stop" : "paused", reasoning: tally.reasoning, usage: tally.usage, ...result };
   }
   /** The same script for a client-kept conversation (the session id it sees is absent). */
-  async runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<StatelessTurnResult> {
+  async runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
     this.stateless.push(request);
     this.signals.push(options.signal);
-    const { response, trace_id, warnings } = await this.script({ agent: request.agent }, options.emit, options.signal);
-    return { response, trace_id, warnings, finish_reason: "stop" };
+    const tally = new TurnTally();
+    const { response, trace_id, warnings, finish_reason } = await this.script({ agent: request.agent }, tally.wrap(options.emit), options.signal);
+    return { response, trace_id, warnings, finish_reason: finish_reason ?? "stop", reasoning: tally.reasoning, usage: tally.usage, session_id: null };
   }
 }
 

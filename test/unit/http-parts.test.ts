@@ -4,7 +4,6 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import { configSchema } from "../../src/config/schema.js";
 import { healthBody } from "../../src/http/health-status.js";
 import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
-import { UsageTally } from "../../src/http/openai/completion.js";
 import { HttpError, toOpenAiError } from "../../src/http/openai/errors.js";
 import { framesFor } from "../../src/http/openai/event-frames.js";
 import { lastUserInput, parseChatRequest } from "../../src/http/openai/request-schema.js";
@@ -29,15 +28,14 @@ const ALL_EVENTS: AgentEvent[] = [
 describe("HTTP parts", () => {
   it("framesFor: default mode sends only role, content and reasoning chunks; events mode names every event", () => {
     const identity = { id: "x", created: 1, model: "a" };
-    const plain = { identity, events: false, usage: new UsageTally() };
+    const plain = { identity, events: false };
     const framesPlain = ALL_EVENTS.flatMap((e) => framesFor(e, plain));
     assert.equal(framesPlain.length, 3);
     assert.ok(framesPlain.every((f) => f.startsWith("data: {")));
     const reasoning = framesPlain.map((f) => JSON.parse(f.slice(6)) as { choices: Array<{ delta: Record<string, unknown> }> }).filter((c) => "reasoning_content" in (c.choices[0]?.delta ?? {}));
     assert.equal(reasoning.length, ALL_EVENTS.filter((e) => e.event === "thinking_chunk").length, "thinking goes to delta.reasoning_content, never content");
     assert.equal(identity.id, "chatcmpl-t");
-    assert.deepEqual(plain.usage.toJSON(), { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
-    const events = { identity, events: true, usage: new UsageTally() };
+    const events = { identity, events: true };
     const named = ALL_EVENTS.flatMap((e) => framesFor(e, events)).filter((f) => f.startsWith("event: "));
     assert.deepEqual(named.map((f) => f.slice(7, f.indexOf("\n"))), ALL_EVENTS.map((e) => e.event));
     assert.equal(named[7], 'event: tool_start\ndata: {"step":0,"tool":"echo","args":{"m":1}}\n\n');

@@ -1,5 +1,4 @@
-import type { TurnResult } from "../../agent/session-runner.js";
-import type { StatelessTurnResult } from "../../agent/stateless-turn.js";
+import type { TurnOutcome, TurnUsage } from "../../agent/turn-outcome.js";
 import type { ToolCall } from "../../engine/chat-types.js";
 
 /** One turn as OpenAI objects: ids, the completion, and the chunks of its stream. */
@@ -21,32 +20,37 @@ export interface LocalAiExtension {
   pending_approval?: { tool: string; args: Record<string, unknown> };
 }
 
-/** What a finished turn hands the OpenAI mapping, in either mode. */
-export interface TurnOutcome {
-  response: string;
-  trace_id: string;
-  warnings: string[];
-  session_id?: string;
-  pending_approval?: { tool: string; args: Record<string, unknown> };
-  /**
-   * "tool_calls" only for calls of the client's own tools. A turn paused for approval is an
-   * agent-internal tool call, not one the client should run: it ends with "stop" and says so in
-   * `local_ai.pending_approval`.
-   */
-  finish_reason: "stop" | "length" | "tool_calls";
-  tool_calls?: ToolCall[];
-  /** The turn's reasoning text (non-stream `message.reasoning_content`). */
-  reasoning?: string;
+export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
+
+/**
+ * "tool_calls" only for calls of the client's own tools. A turn paused for approval is an
+ * agent-internal tool call, not one the client should run: it ends with "stop" and says so in
+ * `local_ai.pending_approval`. A refusal and a loop that gave up are a "stop" too (the warnings say why).
+ */
+export function openAiFinishReason(outcome: TurnOutcome): OpenAiFinishReason {
+  switch (outcome.finish_reason) {
+    case "length":
+    case "tool_calls":
+      return outcome.finish_reason;
+    case "stop":
+    case "content_filter":
+    case "paused":
+    case "aborted":
+      return "stop";
+    default: {
+      const unreachable: never = outcome.finish_reason;
+      throw new Error(`unknown finish reason ${String(unreachable)}`);
+    }
+  }
 }
 
-export function fromSessionTurn(result: TurnResult): TurnOutcome {
-  return { ...result, finish_reason: "stop" };
+export function openAiUsage(usage: TurnUsage): Usage {
+  const mapped: Usage = { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens };
+  if (usage.cached_input_tokens !== null) mapped.prompt_tokens_details = { cached_tokens: usage.cached_input_tokens };
+  return mapped;
 }
 
-export function fromStatelessTurn(result: StatelessTurnResult): TurnOutcome {
-  return { ...result };
-}
-
+/** Usage summed from an engine's chunks (text completions run the engine directly, no turn). */
 export class UsageTally {
   prompt = 0;
   completion = 0;
@@ -71,9 +75,24 @@ export interface CompletionIdentity {
 }
 
 export function localAiObject(outcome: TurnOutcome, degradationTier: string): LocalAiExtension {
-  const local: LocalAiExtension = { ...(outcome.session_id === undefined ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
-  if (outcome.pending_approval !== undefined) local.pending_approval = outcome.pending_approval;
+  const local: LocalAiExtension = { ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
+  // A stateless turn cannot pause: its warning says the call was not run, there is nothing to resume.
+  if (outcome.pending_approval !== undefined && outcome.session_id !== null) local.pending_approval = outcome.pending_approval;
   return local;
+}
+
+/** The turn's own fields on the opt-in events stream's `result` frame (as the stdio chat result, plus the finish reason). */
+export function resultFields(outcome: TurnOutcome): Record<string, unknown> {
+  const { response, trace_id, warnings, session_id, pending_approval, tool_calls } = outcome;
+  return {
+    response,
+    ...(session_id === null ? {} : { session_id }),
+    trace_id,
+    warnings,
+    ...(pending_approval === undefined || session_id === null ? {} : { pending_approval }),
+    finish_reason: openAiFinishReason(outcome),
+    ...(tool_calls === undefined ? {} : { tool_calls }),
+  };
 }
 
 /** OpenAI's tool_calls array (arguments are JSON text). */
@@ -81,18 +100,19 @@ export function openAiToolCalls(calls: readonly ToolCall[]): Array<Record<string
   return calls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
 }
 
-export function completionObject(identity: CompletionIdentity, outcome: TurnOutcome, usage: Usage, degradationTier: string): Record<string, unknown> {
+/** `reasoning`: the message's `reasoning_content` (a stream sent it as chunks already). */
+export function completionObject(identity: CompletionIdentity, outcome: TurnOutcome, degradationTier: string, reasoning = outcome.reasoning): Record<string, unknown> {
   const calls = outcome.tool_calls ?? [];
   const message: Record<string, unknown> = { role: "assistant", content: calls.length > 0 && outcome.response === "" ? null : outcome.response, refusal: null };
   if (calls.length > 0) message.tool_calls = openAiToolCalls(calls);
-  if (outcome.reasoning !== undefined && outcome.reasoning !== "") message.reasoning_content = outcome.reasoning;
+  if (reasoning !== "") message.reasoning_content = reasoning;
   return {
     id: identity.id,
     object: "chat.completion",
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: outcome.finish_reason }],
-    usage,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: openAiFinishReason(outcome) }],
+    usage: openAiUsage(outcome.usage),
     local_ai: localAiObject(outcome, degradationTier),
   };
 }

@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../../agent/events.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
-import { chunkObject, type CompletionIdentity, type UsageTally } from "./completion.js";
+import { chunkObject, type CompletionIdentity } from "./completion.js";
 
 /** SSE wire text. JSON.stringify never emits a raw newline, so one `data:` line per frame is safe. */
 export const dataFrame = (value: unknown): string => `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
@@ -12,7 +12,6 @@ export interface FrameContext {
   identity: CompletionIdentity;
   /** true: the seed 001 stream (named AgentLoop events too); false: standard OpenAI chunks only. */
   events: boolean;
-  usage: UsageTally;
 }
 
 /**
@@ -33,10 +32,8 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "thinking_chunk":
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
       return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
+    // Usage comes with the turn's outcome (the final chunk, the result). Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
     case "usage":
-      ctx.usage.add(event.input_tokens, event.output_tokens, event.cached_input_tokens);
-      return named;
-    // Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
     case "memory_start":
     case "llm_start":
     case "llm_done":

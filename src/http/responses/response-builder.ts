@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../../agent/events.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import type { ToolCall } from "../../engine/chat-types.js";
 import {
   itemId,
@@ -15,13 +16,6 @@ import {
 
 /** One server-sent event of the Responses stream (its `type` is the SSE event name). */
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
-
-export interface TurnEnding {
-  finishReason: "stop" | "length" | "tool_calls";
-  toolCalls: readonly ToolCall[];
-  traceId: string;
-  warnings: readonly string[];
-}
 
 type OpenItem = { kind: "reasoning"; item: ReasoningOutputItem; index: number } | { kind: "message"; item: MessageOutputItem; index: number };
 
@@ -82,12 +76,15 @@ export class ResponseBuilder {
   }
 
   /** Closes what is open and adds the client tool calls; `announce` sends the last event (after the store has it). */
-  finish(ending: TurnEnding): ResponseObject {
-    this.traceId = ending.traceId;
-    const cut = ending.finishReason === "length";
+  finish(outcome: TurnOutcome): ResponseObject {
+    this.traceId = outcome.trace_id;
+    // The turn's own sums are the figures (the events carried the same ones).
+    const { usage } = outcome;
+    [this.prompt, this.completion, this.cached] = [usage.input_tokens, usage.output_tokens, usage.cached_input_tokens];
+    const cut = outcome.finish_reason === "length";
     this.close(cut ? "incomplete" : "completed");
-    for (const call of ending.toolCalls) this.functionCall(call);
-    return this.snapshot(cut ? "incomplete" : "completed", this.output, ending.warnings);
+    for (const call of outcome.tool_calls ?? []) this.functionCall(call);
+    return this.snapshot(cut ? "incomplete" : "completed", this.output, [...outcome.warnings, ...endingWarnings(outcome)]);
   }
 
   /** `response.completed` or `response.incomplete`. */
@@ -196,4 +193,10 @@ export class ResponseBuilder {
     item.status = "completed";
     this.emit("response.output_item.done", { output_index: index, item: structuredClone(item) });
   }
+}
+
+/** Endings the Response object has no status for are completed responses that say why in `local_ai.warnings`. */
+function endingWarnings(outcome: TurnOutcome): string[] {
+  if (outcome.finish_reason === "content_filter") return ["the upstream withheld or cut the answer (content_filter)"];
+  return [];
 }

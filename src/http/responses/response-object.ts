@@ -138,7 +138,7 @@ export function responseObject(identity: ResponseIdentity, state: ResponseState)
     error: state.status === "failed" ? { code: "server_error", message: state.error ?? "The turn failed" } : null,
     incomplete_details: state.status === "incomplete" ? { reason: "max_output_tokens" } : null,
     ...identity.echo,
-    ...(state.status === "in_progress" ? {} : { completed_at: Math.floor(Date.now() / 1000) }),
+    ...(state.status === "completed" || state.status === "incomplete" ? { completed_at: Math.floor(Date.now() / 1000) } : {}),
     usage: state.usage,
     local_ai: state.local,
   };

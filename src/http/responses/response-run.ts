@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { EmitEvent } from "../../agent/events.js";
-import type { StatelessTurnResult } from "../../agent/stateless-turn.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../openai/errors.js";
 import { namedFrame } from "../openai/event-frames.js";
@@ -13,7 +13,7 @@ import { responseRecord } from "./response-record.js";
 import type { ResponseStore } from "./response-store.js";
 import type { ResponseTurn } from "./response-turn.js";
 
-export type RunTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<StatelessTurnResult>;
+export type RunTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<TurnOutcome>;
 
 export interface RunResponseOptions {
   run: RunTurn;
@@ -83,7 +83,7 @@ async function runStream(options: RunResponseOptions, settings: NonNullable<RunR
     if (event.event === "llm_start") markStarted();
   };
   const turn = withCoalescedEmit(sink, { windowMs: settings.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
-  let first: "started" | StatelessTurnResult;
+  let first: "started" | TurnOutcome;
   try {
     first = await Promise.race([started, turn]);
   } catch (error) {
@@ -118,9 +118,9 @@ async function runStream(options: RunResponseOptions, settings: NonNullable<RunR
 }
 
 /** Finishes the response, stores it when asked, then sends its last event. */
-async function complete(builder: ResponseBuilder, result: StatelessTurnResult, options: RunResponseOptions): Promise<ResponseObject> {
-  const toolCalls = result.tool_calls ?? [];
-  const response = builder.finish({ finishReason: result.finish_reason, toolCalls, traceId: result.trace_id, warnings: result.warnings });
+async function complete(builder: ResponseBuilder, outcome: TurnOutcome, options: RunResponseOptions): Promise<ResponseObject> {
+  const toolCalls = outcome.tool_calls ?? [];
+  const response = builder.finish(outcome);
   if (options.store !== undefined && !options.controller.signal.aborted) {
     const { turn, identity } = options;
     await options.store.put(responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, cacheKey: options.cacheKey }));

@@ -102,8 +102,17 @@ export function parseInputItem(raw: unknown, index: number): InputItem {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const param = [where, ...(issue?.path ?? []).map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("");
-  throw new RuntimeError("invalid_request", `${param}: ${issue?.message ?? "invalid item"}`, { details: { param } });
+  const { path, message } = issue === undefined ? { path: [], message: "invalid item" } : deepest(issue);
+  const param = [where, ...path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))].join("");
+  throw new RuntimeError("invalid_request", `${param}: ${message}`, { details: { param } });
+}
+
+/** A union's failure names the member that got furthest (`content[0].text`, not `content`). */
+function deepest(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  if (issue.code !== "invalid_union" || issue.errors.length === 0) return { path: issue.path, message: issue.message };
+  const inner = issue.errors.flatMap((branch) => branch.slice(0, 1)).map(deepest);
+  const best = inner.reduce((a, b) => (b.path.length > a.path.length ? b : a));
+  return { path: [...issue.path, ...best.path], message: best.message };
 }
 
 const functionTool = z

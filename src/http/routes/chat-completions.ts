@@ -5,7 +5,8 @@ import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import { readJson } from "../read-json.js";
-import { completionObject, fromSessionTurn, fromStatelessTurn, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import { completionObject, type CompletionIdentity } from "../openai/completion.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../openai/errors.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "../openai/request-mapping.js";
@@ -44,7 +45,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate, 
       if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
       const messages = toConversation(body.messages);
       start = async (options) =>
-        withWarnings(fromStatelessTurn(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true }, options)), ignored);
+        withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true }, options), ignored);
     } else {
       if (clientTools !== undefined) {
         throw new RuntimeError("invalid_request", "tools: functions the client runs need a conversation kept by the client; omit session_id (and X-Session-Id) to use them", { details: { param: "tools" } });
@@ -56,7 +57,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate, 
       release = gate.enter(userId, sessionId);
       log = log.child({ session_id: sessionId, user_id: userId });
       start = async (options) =>
-        withWarnings(fromSessionTurn(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides }, options)), ignored);
+        withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides }, options), ignored);
     }
     // One signal for the turn: the client's connection closing, or the server shutting down.
     const controller = new AbortController();
@@ -83,18 +84,10 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, gate: SessionGate, 
         maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
       });
     }
-    const usage = new UsageTally();
-    let reasoning = "";
     try {
-      const outcome = await start({
-        signal: controller.signal,
-        emit: (event) => {
-          if (event.event === "usage") usage.add(event.input_tokens, event.output_tokens, event.cached_input_tokens);
-          else if (event.event === "thinking_chunk") reasoning += event.delta;
-        },
-      });
+      const outcome = await start({ signal: controller.signal, emit: () => undefined });
       identity.id = `chatcmpl-${outcome.trace_id}`;
-      return c.json(completionObject(identity, { ...outcome, reasoning }, usage.toJSON(), tier()));
+      return c.json(completionObject(identity, outcome, tier()));
     } finally {
       cleanup();
     }

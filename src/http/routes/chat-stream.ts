@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { EmitEvent } from "../../agent/events.js";
-import { completionObject, chunkObject, toolCallChunks, usageChunk, UsageTally, type CompletionIdentity, type TurnOutcome } from "../openai/completion.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import { completionObject, chunkObject, openAiFinishReason, openAiUsage, resultFields, toolCallChunks, usageChunk, type CompletionIdentity } from "../openai/completion.js";
 import { toOpenAiError } from "../openai/errors.js";
 import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
 import { FrameStream } from "../sse/frame-stream.js";
@@ -38,8 +39,7 @@ export const SSE_HEADERS = {
  */
 export async function streamTurn(options: StreamTurnOptions): Promise<Response> {
   const { identity, controller, logger } = options;
-  const usage = new UsageTally();
-  const ctx: FrameContext = { identity, events: options.events, usage };
+  const ctx: FrameContext = { identity, events: options.events };
   const frames = new FrameStream({
     keepAliveMs: options.keepAliveMs,
     maxPendingBytes: options.maxPendingBytes,
@@ -82,13 +82,13 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
 }
 
 function finish(frames: FrameStream, ctx: FrameContext, result: TurnOutcome, options: StreamTurnOptions): void {
-  const usage = ctx.usage.toJSON();
   for (const chunk of toolCallChunks(ctx.identity, result.tool_calls ?? [])) frames.push(dataFrame(chunk));
-  frames.push(dataFrame(chunkObject(ctx.identity, {}, result.finish_reason)));
-  if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, usage)));
+  frames.push(dataFrame(chunkObject(ctx.identity, {}, openAiFinishReason(result))));
+  if (options.includeUsage) frames.push(dataFrame(usageChunk(ctx.identity, openAiUsage(result.usage))));
   if (ctx.events) {
-    const completion = completionObject(ctx.identity, result, usage, options.degradationTier());
-    frames.push(namedFrame("result", { ...completion, ...result }));
+    // The reasoning went out as chunks already.
+    const completion = completionObject(ctx.identity, result, options.degradationTier(), "");
+    frames.push(namedFrame("result", { ...completion, ...resultFields(result) }));
   }
   frames.push(DONE_FRAME);
   frames.end();

@@ -1,5 +1,6 @@
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
+import type { SessionTurnOutcome } from "../../agent/turn-outcome.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
 
@@ -14,7 +15,7 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
     events: () => import("./result-schemas.js").then((schemas) => schemas.chatEvents),
     handle: async (params, context) => {
       const turns = await runner();
-      return withCoalescedEmit(
+      const outcome = await withCoalescedEmit(
         (event) => {
           const { name, fields } = toEventFields(event);
           context.emit(name, fields);
@@ -23,6 +24,13 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
         { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
         (emit) => turns.runTurn(params, { signal: context.signal, emit }),
       );
+      return chatResultOf(outcome);
     },
   });
+}
+
+/** Seed 000's result: the finish reason is not on this wire (a paused turn says so by `pending_approval`). */
+export function chatResultOf(outcome: SessionTurnOutcome): { response: string; session_id: string; trace_id: string; warnings: string[]; pending_approval?: { tool: string; args: Record<string, unknown> } } {
+  const { response, session_id, trace_id, warnings, pending_approval } = outcome;
+  return { response, session_id, trace_id, warnings, ...(pending_approval === undefined ? {} : { pending_approval }) };
 }

@@ -1,0 +1,84 @@
+import type { ToolCall } from "../engine/chat-types.js";
+import type { EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
+
+/**
+ * Why a turn that ran to an end stopped. A turn that is cancelled or fails does not end with an
+ * outcome: it rejects with a RuntimeError (code `cancelled`, or the failure's code), as always.
+ * - `stop`: the model answered without calling a tool.
+ * - `length`: the last model step was cut by max_tokens (the answer is partial).
+ * - `content_filter`: the upstream refused (openai engine); OpenAI-shaped front doors say `stop`.
+ * - `tool_calls`: the model called the client's own tools (`tool_calls`); the client runs them.
+ * - `paused`: a tool needs approval (`pending_approval`); in session mode the checkpoint waits
+ *   for `resume: true`, a stateless turn cannot pause and the call was not run.
+ * - `aborted`: the loop gave up (`abort_reason`: `max_steps` or `parse_errors`); `response` is
+ *   the last step's text.
+ */
+export type TurnFinishReason = FinalFinishReason | "tool_calls" | "paused" | "aborted";
+
+/** Tokens of every model step of the turn, summed; `null` where no engine reported the figure. */
+export interface TurnUsage {
+  input_tokens: number;
+  /** Prompt tokens served from the KV cache (part of input_tokens). */
+  cached_input_tokens: number | null;
+  output_tokens: number;
+  /** No engine reports reasoning tokens separately today: null. */
+  reasoning_tokens: number | null;
+}
+
+export interface PendingApproval {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/** The one result of `SessionRunner.runTurn` and `runStateless`, which every front door maps to its wire. */
+export interface TurnOutcome {
+  finish_reason: TurnFinishReason;
+  /** Only with finish_reason `aborted`. */
+  abort_reason?: LoopAbortReason;
+  /** Only with finish_reason `paused`: the call that waits for approval. */
+  pending_approval?: PendingApproval;
+  /** Only with finish_reason `tool_calls`: the client's tools the model called. */
+  tool_calls?: ToolCall[];
+  /** The last model step's text (empty when paused). */
+  response: string;
+  /** Every step's reasoning (thinking) text, in order; empty when the model did not think. */
+  reasoning: string;
+  usage: TurnUsage;
+  /** null for a conversation the client keeps (nothing stored). */
+  session_id: string | null;
+  trace_id: string;
+  warnings: string[];
+}
+
+/** A turn of a stored session: it always has its session id. */
+export type SessionTurnOutcome = TurnOutcome & { session_id: string };
+
+/** The turn's facts that only its events carry (usage, reasoning), summed while it runs. */
+export class TurnTally {
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private cached: number | null = null;
+  private thinking = "";
+
+  /** `emit` that also counts: the front door's sink still gets every event. */
+  wrap(emit: EmitEvent): EmitEvent {
+    return (event) => {
+      if (event.event === "usage") {
+        this.inputTokens += event.input_tokens;
+        this.outputTokens += event.output_tokens;
+        if (event.cached_input_tokens !== undefined) this.cached = (this.cached ?? 0) + event.cached_input_tokens;
+      } else if (event.event === "thinking_chunk") {
+        this.thinking += event.delta;
+      }
+      emit(event);
+    };
+  }
+
+  get usage(): TurnUsage {
+    return { input_tokens: this.inputTokens, cached_input_tokens: this.cached, output_tokens: this.outputTokens, reasoning_tokens: null };
+  }
+
+  get reasoning(): string {
+    return this.thinking;
+  }
+}
