@@ -34,8 +34,8 @@ export interface CodexRun {
   configToml: string;
 }
 
-/** The env var Codex reads the provider's key from (`env_key`). */
-export const CODEX_TOKEN_ENV = "LOCAL_AI_API_KEY";
+/** The env var Codex reads the provider's key from (`env_key`): the one serve-http reads its token from too. */
+export const CODEX_TOKEN_ENV = "LOCAL_AI_TOKEN";
 
 /**
  * The config.toml that makes Codex use local-ai (docs/clients.md shows the same settings):
