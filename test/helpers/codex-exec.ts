@@ -96,7 +96,7 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun>
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 240_000);
   const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal }));

@@ -45,17 +45,20 @@ export interface CodexScenarioReport {
 const SCRIPT = fileURLToPath(import.meta.url);
 
 /** Runs the scenario in a fresh loopback-only namespace (check loopbackNetnsUnavailable() first). */
-export async function runCodexScenario(spec: CodexScenario, timeoutMs = 180_000): Promise<CodexScenarioReport> {
+export async function runCodexScenario(spec: CodexScenario, timeoutMs = 300_000): Promise<CodexScenarioReport> {
   const dir = await mkdtemp(path.join(tmpdir(), "codex-scenario-"));
   try {
     const specPath = path.join(dir, "spec.json");
     const reportPath = path.join(dir, "report.json");
     await writeFile(specPath, JSON.stringify(spec));
     const wrapped = inLoopbackNetns(process.execPath, [SCRIPT, specPath, reportPath]);
-    const child = spawn(wrapped.file, wrapped.args, { stdio: ["ignore", "ignore", "pipe"] });
+    // Its own process group: a hang is ended by killing the group, serve-http and Codex included.
+    const child = spawn(wrapped.file, wrapped.args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    }, timeoutMs);
     const code = await new Promise<number | null>((resolve, reject) => {
       child.once("error", reject);
       child.once("close", (exitCode) => resolve(exitCode));
