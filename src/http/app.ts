@@ -6,17 +6,21 @@ import { bearerAuth } from "./middleware/bearer-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { InFlightWork } from "./in-flight-work.js";
-import { HttpError, toOpenAiError } from "./openai/errors.js";
-import { registerChatRoute } from "./routes/chat-completions.js";
-import { registerCompletionsRoute } from "./routes/completions.js";
-import { registerEmbeddingsRoute } from "./routes/embeddings.js";
+import { HttpError, toOpenAiError } from "./http-error.js";
+import { registerChatRoute } from "./openai/chat-route.js";
+import { registerCompletionsRoute } from "./openai/completions-route.js";
+import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
+import { ResponseStore } from "./responses/response-store.js";
 import { registerResponsesRoutes } from "./responses/responses-routes.js";
+import { ModelResolver } from "./resolve-model.js";
 import { SessionGate } from "./session-gate.js";
 
 export interface HttpApp {
   app: Hono;
+  /** The one `model` -> agent resolution every dialect uses. */
+  resolver: ModelResolver;
   gate: SessionGate;
   inFlight: InFlightWork;
 }
@@ -33,6 +37,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const gate = new SessionGate(settings.sessionQueue);
   const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
+  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel });
 
   app.use("*", hostCheck(settings));
   app.use("/v1/*", crossSiteGuard(settings));
@@ -51,12 +56,12 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
       },
     }),
   );
-  registerModelsRoute(app, deps, startedAt);
-  registerChatRoute(app, deps, gate, inFlight);
-  registerResponsesRoutes(app, deps, inFlight);
+  registerModelsRoute(app, deps, resolver, startedAt);
+  registerChatRoute(app, deps, resolver, gate, inFlight);
+  registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
   if (deps.models !== undefined) {
-    registerEmbeddingsRoute(app, deps, deps.models);
-    registerCompletionsRoute(app, deps, deps.models, inFlight);
+    registerEmbeddingsRoute(app, deps, resolver, deps.models);
+    registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
   }
 
   app.notFound((c) => {
@@ -71,5 +76,5 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
     return c.json(body, status);
   });
-  return { app, gate, inFlight };
+  return { app, resolver, gate, inFlight };
 }

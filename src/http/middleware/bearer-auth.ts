@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 
 const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
 

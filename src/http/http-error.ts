@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { toRuntimeError, type ErrorCode } from "../../shared/runtime-error.js";
+import { toRuntimeError, type ErrorCode } from "../shared/runtime-error.js";
 
 /** Failures only the HTTP front door has (no RuntimeError code fits them). */
 export type HttpOnlyCode =
