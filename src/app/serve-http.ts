@@ -5,7 +5,6 @@ import { createHttpApp } from "../http/app.js";
 import { resolveBearerToken } from "../http/bearer-token.js";
 import type { HttpSettings } from "../http/http-deps.js";
 import { assertNoPortClash } from "../http/port-check.js";
-import { ResponseStore } from "../http/responses/response-store.js";
 import { listenHttp } from "../http/serve.js";
 import { readPackageInfo } from "../shared/version.js";
 import { createModelAccess } from "./model-access.js";
@@ -56,6 +55,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     maxBodyBytes: config.http.max_body_bytes,
     sessionQueue: config.http.session_queue,
     coalesceMs: config.http.coalesce_ms,
+    responses: { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
+    modelAliases: config.http.model_aliases,
+    unknownModel: config.http.unknown_model,
     ...keepAliveOverride(env),
   };
 
@@ -71,10 +73,6 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     health: () => runtime.health(),
     version: runtime.info.version,
     logger,
-    responseStore: new ResponseStore(
-      { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
-      logger,
-    ),
     shutdownSignal: shutdown.signal,
   });
   let server: Awaited<ReturnType<typeof listenHttp>>;

@@ -140,6 +140,10 @@ export const httpSchema = z.strictObject({
       ttl_s: positiveInt.default(30 * 24 * 3600),
     })
     .prefault({}),
+  /** Model names clients insist on (Codex, Claude Code): exact names or globs (`*`, `?`) -> agent names. */
+  model_aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+  /** A `model` nothing matches: `error` (404 listing what exists) or `default` (the default agent answers). */
+  unknown_model: z.enum(["error", "default"]).default("error"),
 });
 
 export const configSchema = z
@@ -173,6 +177,13 @@ export const configSchema = z
           path: ["llama", "models", name, "port"],
           message: `port ${model.port} clashes with http.port; llama.models.${name}.port and http.port must differ`,
         });
+      }
+    }
+    for (const [alias, agent] of Object.entries(config.http.model_aliases)) {
+      if (!Object.hasOwn(config.agents, agent)) {
+        ctx.addIssue({ code: "custom", path: ["http", "model_aliases", alias], message: `agent "${agent}" is not defined under agents (defined: ${Object.keys(config.agents).join(", ") || "none"})` });
+      } else if (Object.hasOwn(config.agents, alias)) {
+        ctx.addIssue({ code: "custom", path: ["http", "model_aliases", alias], message: `"${alias}" is an agent's name already: an agent's name always means that agent` });
       }
     }
     for (const [name, agent] of Object.entries(config.agents)) {

@@ -9,16 +9,20 @@ import { InFlightWork } from "./in-flight-work.js";
 import { HttpError, toOpenAiError, type MappedError } from "./http-error.js";
 import { anthropicError } from "./messages/anthropic-error.js";
 import { registerMessagesRoutes } from "./messages/messages-routes.js";
-import { registerChatRoute } from "./routes/chat-completions.js";
-import { registerCompletionsRoute } from "./routes/completions.js";
-import { registerEmbeddingsRoute } from "./routes/embeddings.js";
+import { registerChatRoute } from "./openai/chat-route.js";
+import { registerCompletionsRoute } from "./openai/completions-route.js";
+import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
+import { ResponseStore } from "./responses/response-store.js";
 import { registerResponsesRoutes } from "./responses/responses-routes.js";
+import { ModelResolver } from "./resolve-model.js";
 import { SessionGate } from "./session-gate.js";
 
 export interface HttpApp {
   app: Hono;
+  /** The one `model` -> agent resolution every dialect uses. */
+  resolver: ModelResolver;
   gate: SessionGate;
   inFlight: InFlightWork;
 }
@@ -35,6 +39,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const gate = new SessionGate(settings.sessionQueue);
   const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
+  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel });
 
   app.use("*", hostCheck(settings));
   app.use("/v1/*", crossSiteGuard(settings));
@@ -53,13 +58,13 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
       },
     }),
   );
-  registerModelsRoute(app, deps, startedAt);
-  registerChatRoute(app, deps, gate, inFlight);
-  registerResponsesRoutes(app, deps, inFlight);
-  registerMessagesRoutes(app, deps, inFlight);
+  registerModelsRoute(app, deps, resolver, startedAt);
+  registerChatRoute(app, deps, resolver, gate, inFlight);
+  registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
+  registerMessagesRoutes(app, deps, resolver, inFlight);
   if (deps.models !== undefined) {
-    registerEmbeddingsRoute(app, deps, deps.models);
-    registerCompletionsRoute(app, deps, deps.models, inFlight);
+    registerEmbeddingsRoute(app, deps, resolver, deps.models);
+    registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
   }
 
   app.notFound((c) => {
@@ -75,7 +80,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
     return c.json(inDialect(c.req.path, mapped), status);
   });
-  return { app, gate, inFlight };
+  return { app, resolver, gate, inFlight };
 }
 
 /** The error body in the shape the route's clients parse: Anthropic's under /v1/messages, OpenAI's elsewhere. */

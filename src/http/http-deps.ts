@@ -6,7 +6,6 @@ import type { SessionTurnOutcome, TurnOutcome } from "../agent/turn-outcome.js";
 import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
-import type { ResponseStore } from "./responses/response-store.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
@@ -33,6 +32,20 @@ export interface HttpSettings {
   keepAliveMs?: number;
   /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */
   maxPendingStreamBytes?: number;
+  /** http.model_aliases: model names clients insist on (exact or glob) -> agent names. */
+  modelAliases?: Readonly<Record<string, string>>;
+  /** http.unknown_model (default `error`). */
+  unknownModel?: "error" | "default";
+  /** The store of POST /v1/responses (`http.responses`); absent: nothing is stored, previous_response_id finds nothing. */
+  responses?: ResponseStoreSettings;
+}
+
+/** Where stored responses live (<data_dir>/responses) and the bounds of that store. */
+export interface ResponseStoreSettings {
+  dir: string;
+  maxStored: number;
+  maxBytes: number;
+  ttlMs: number;
 }
 
 /** The configured models, for embeddings, text completions and the facts in GET /v1/models. */
@@ -55,8 +68,6 @@ export interface HttpDeps {
   health: () => RuntimeHealth;
   version: string;
   logger: Logger;
-  /** Stored Responses (POST /v1/responses with store); absent: nothing is stored, previous_response_id finds nothing. */
-  responseStore?: ResponseStore;
   /** Aborted when the server shuts down: running turns are cancelled through it. */
   shutdownSignal?: AbortSignal;
 }

@@ -1,3 +1,4 @@
+import { globToRegExp } from "../shared/glob-pattern.js";
 import type { ToolDescriptor } from "./tool-types.js";
 
 /**
@@ -7,16 +8,6 @@ import type { ToolDescriptor } from "./tool-types.js";
  * `files/write_*`; its tool part matches the tool's name on its server or its exposed name.
  * Exposed names never contain `/` (they are sanitized), so the two forms cannot be confused.
  */
-
-export function globToRegExp(glob: string): RegExp {
-  let source = "";
-  for (const char of glob) {
-    if (char === "*") source += ".*";
-    else if (char === "?") source += ".";
-    else source += char.replace(/[\\^$.|+()[\]{}]/g, "\\$&");
-  }
-  return new RegExp(`^${source}$`, "s");
-}
 
 type Matcher = (tool: ToolDescriptor) => boolean;
 

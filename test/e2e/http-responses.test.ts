@@ -15,21 +15,27 @@ import { assertEventShape, assertResponseShape, loadResponsesTypes } from "../he
 
 let server: HttpServer;
 let upstream: AgentUpstream;
+/** data_dir's files once the server was ready: a turn with store: false adds none. */
+let dataAtStart: string[];
 const types = loadResponsesTypes();
 const client = (): OpenAI => new OpenAI({ baseURL: `${server.base}/v1`, apiKey: "x", maxRetries: 0, timeout: 60_000 });
 
 /** Every file under data_dir/responses (the store writes nothing else). */
 const storedFiles = async (): Promise<string[]> => readdir(path.join(server.dir, "data", "responses")).catch(() => []);
+/** Every file and folder under data_dir. */
+const dataFiles = async (): Promise<string[]> => (await readdir(path.join(server.dir, "data"), { recursive: true }).catch(() => [])).sort();
 
 before(async () => {
   const [demo, tiny] = await Promise.all([ensureFixture("demo"), ensureFixture("tiny", { seed: 3 })]);
   upstream = await startAgentUpstream();
   server = await startHttpServer(
     configYaml({
-      llama: { models: { default: localModel(demo), tiny: localModel(tiny, { ctx_size: 4096 }), up: openaiModel(upstream.baseUrl, "test-model") } },
-      agents: { assistant: { temperature: 0 }, talker: { model: "tiny", temperature: 0, max_tokens: 3000 }, remote: { model: "up", temperature: 0 } },
+      llama: { models: { default: localModel(demo), solo: localModel(demo, { parallel: 1 }), tiny: localModel(tiny, { ctx_size: 4096 }), up: openaiModel(upstream.baseUrl, "test-model") } },
+      agents: { assistant: { temperature: 0 }, solo: { model: "solo", temperature: 0 }, talker: { model: "tiny", temperature: 0, max_tokens: 3000 }, remote: { model: "up", temperature: 0 } },
+      http: { model_aliases: { "gpt-5*": "assistant" } },
     }),
   );
+  dataAtStart = await dataFiles();
 });
 
 after(async () => {
@@ -83,7 +89,7 @@ describe("POST /v1/responses on the embedded engine (openai client)", () => {
     assert.equal((response as unknown as { store: boolean }).store, false);
     assert.equal(response.error, null);
     assert.equal(response.incomplete_details, null);
-    assert.deepEqual(await storedFiles(), [], "store: false writes nothing");
+    assert.deepEqual(await dataFiles(), dataAtStart, "store: false writes nothing under data_dir");
   });
 
   it("stream: the exact event sequence, sequence numbers 0..n-1, every event typed as the pinned openai package declares it", async () => {
@@ -122,6 +128,12 @@ describe("POST /v1/responses on the embedded engine (openai client)", () => {
     const final = await client().responses.stream({ model: "assistant", input: "Hello!", store: false }).finalResponse();
     assert.equal(final.output_text, DEMO_SENTENCE);
     assert.equal(final.status, "completed");
+  });
+
+  it("a model name the client insists on (Codex's gpt-5-codex) reaches its agent through http.model_aliases and is echoed", async () => {
+    const response = await client().responses.create({ model: "gpt-5-codex", input: "Hello!", store: false });
+    assert.equal(response.model, "gpt-5-codex");
+    assert.equal(response.output_text, DEMO_SENTENCE);
   });
 
   it("max_output_tokens: status incomplete, incomplete_details max_output_tokens (JSON and stream)", async () => {
@@ -289,6 +301,20 @@ describe("function tools over the openai engine (scripted upstream)", () => {
   });
 });
 
+describe("prompt_cache_key (embedded engine, one sequence)", () => {
+  it("the key keeps the conversation's KV cache: after another conversation took the sequence, the next turn reuses all of the first", async () => {
+    const turn = (key: string, input: Array<{ role: "user" | "assistant"; content: string }>): Promise<OpenAI.Responses.Response> =>
+      client().responses.create({ model: "solo", input, prompt_cache_key: key, store: false });
+    const first = await turn("conv-a", [{ role: "user", content: "Hello from conversation A!" }]);
+    // Another conversation on the only sequence: conversation A's state leaves it (saved under its key).
+    await turn("conv-b", [{ role: "user", content: "Something else entirely, conversation B." }]);
+    const second = await turn("conv-a", [{ role: "user", content: "Hello from conversation A!" }, { role: "assistant", content: first.output_text }, { role: "user", content: "And again." }]);
+    const cached = second.usage?.input_tokens_details.cached_tokens ?? 0;
+    assert.ok(cached >= (first.usage?.input_tokens ?? Infinity), `cached ${cached} of the first turn's ${first.usage?.input_tokens} (second: ${second.usage?.input_tokens})`);
+    assert.ok(cached < (second.usage?.input_tokens ?? 0));
+  });
+});
+
 describe("structured output and token counts (embedded engine)", () => {
   it("text.format json_schema: the grammar makes output_text JSON that matches the schema", async () => {
     const schema = { type: "object", properties: { mood: { type: "string", enum: ["happy", "sad"] }, ok: { type: "boolean" } }, required: ["mood", "ok"], additionalProperties: false };
@@ -332,7 +358,7 @@ describe("refusals and cancellation", () => {
       const reply = await refused(body);
       assert.deepEqual([reply.status, reply.error.type, reply.error.param], [400, "invalid_request_error", param], `${JSON.stringify(body)}: ${reply.error.message}`);
     }
-    const unknownModel = await refused({ model: "gpt-5-codex", input: "hi" });
+    const unknownModel = await refused({ model: "o3-mini", input: "hi" });
     assert.deepEqual([unknownModel.status, unknownModel.error.code, unknownModel.error.param], [404, "model_not_found", "model"]);
   });
 

@@ -10,7 +10,7 @@ import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
 import type { HttpDeps, TurnRunner } from "../../src/http/http-deps.js";
 import { parseCompletionsRequest } from "../../src/http/openai/completions-schema.js";
 import { parseEmbeddingsRequest } from "../../src/http/openai/embeddings-schema.js";
-import { toOpenAiError } from "../../src/http/openai/errors.js";
+import { toOpenAiError } from "../../src/http/http-error.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "../../src/http/openai/request-mapping.js";
 import { lastUserInput, parseChatRequest } from "../../src/http/openai/request-schema.js";
 import { isSafeId } from "../../src/shared/safe-id.js";

@@ -10,8 +10,7 @@ import type { HttpDeps, ModelAccess } from "../../src/http/http-deps.js";
 import { parseCompletionsRequest } from "../../src/http/openai/completions-schema.js";
 import { toBase64 } from "../../src/http/openai/embedding-list.js";
 import { parseEmbeddingsRequest } from "../../src/http/openai/embeddings-schema.js";
-import { toOpenAiError } from "../../src/http/openai/errors.js";
-import { resolveModel } from "../../src/http/resolve-model.js";
+import { toOpenAiError } from "../../src/http/http-error.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { modelSchema } from "../../src/config/schema.js";
 import { captureLogger } from "../helpers/capture-logger.js";
@@ -90,20 +89,6 @@ const post = (body: unknown, headers: Record<string, string> = {}): RequestInit 
 const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; param: string | null; type: string; message: string } }).error;
 
 describe("embeddings and completions: validation and mapping", () => {
-  it("model resolution: agent first, then a configured model name; unknown is 404 naming both lists", () => {
-    const agents = { assistant: "default", tiny: "other" };
-    assert.deepEqual(resolveModel("assistant", agents, ["default", "other", "tiny"]), { id: "assistant", modelName: "default" });
-    assert.deepEqual(resolveModel("tiny", agents, ["default", "other", "tiny"]), { id: "tiny", modelName: "other" }, "an agent wins over a model of the same name");
-    assert.deepEqual(resolveModel("other", agents, ["default", "other"]), { id: "other", modelName: "other" });
-    assert.deepEqual(resolveModel(undefined, agents, ["default"]), { id: "assistant", modelName: "default" });
-    assert.throws(() => resolveModel("toString", agents, ["default"]), (error: unknown) => {
-      const { status, body } = toOpenAiError(error);
-      assert.deepEqual([status, body.error.code, body.error.param], [404, "model_not_found", "model"]);
-      assert.match(body.error.message, /assistant, tiny, default/);
-      return true;
-    });
-  });
-
   it("embeddings input: the four OpenAI shapes become one list; empty, mixed and oversized input are 400 param input", () => {
     assert.deepEqual(parseEmbeddingsRequest({ input: "a" }).input, ["a"]);
     assert.deepEqual(parseEmbeddingsRequest({ input: ["a", "b"] }).input, ["a", "b"]);

@@ -4,7 +4,7 @@ import type { AgentEvent } from "../../src/agent/events.js";
 import { configSchema } from "../../src/config/schema.js";
 import { healthBody } from "../../src/http/health-status.js";
 import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
-import { HttpError, toOpenAiError } from "../../src/http/openai/errors.js";
+import { HttpError, toOpenAiError } from "../../src/http/http-error.js";
 import { framesFor } from "../../src/http/openai/event-frames.js";
 import { lastUserInput, parseChatRequest } from "../../src/http/openai/request-schema.js";
 import { assertNoPortClash } from "../../src/http/port-check.js";

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { cycleIn, relativeImports, sourceFiles } from "../helpers/source-imports.js";
 
 /**
  * The import direction of docs/architecture.md, enforced: a module may import only from its own
@@ -42,22 +43,6 @@ interface Edge {
   specifier: string;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith(".ts") ? [full] : [];
-  });
-}
-
-/** Relative specifiers of static imports, re-exports and dynamic imports (type-only ones included). */
-function relativeImports(text: string): string[] {
-  const found: string[] = [];
-  const patterns = [/\bfrom\s+"(\.{1,2}\/[^"]+)"/g, /\bimport\s*\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g, /^\s*import\s+"(\.{1,2}\/[^"]+)"/gm];
-  for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);
-  return found;
-}
-
 function topFolder(file: string): string {
   return path.relative(srcDir, file).split(path.sep)[0]!;
 }
@@ -72,35 +57,6 @@ function crossFolderEdges(): Edge[] {
     }
   }
   return edges;
-}
-
-/** Folders on a cycle of the folder graph (Tarjan would do; a DFS colouring is enough here). */
-function cycleIn(edges: readonly Edge[]): string[] | null {
-  const next = new Map<string, Set<string>>();
-  for (const edge of edges) next.set(edge.from, (next.get(edge.from) ?? new Set()).add(edge.to));
-  const state = new Map<string, "open" | "done">();
-  const stack: string[] = [];
-  const visit = (node: string): string[] | null => {
-    state.set(node, "open");
-    stack.push(node);
-    for (const target of next.get(node) ?? []) {
-      if (state.get(target) === "open") return [...stack.slice(stack.indexOf(target)), target];
-      if (state.get(target) === undefined) {
-        const cycle = visit(target);
-        if (cycle) return cycle;
-      }
-    }
-    stack.pop();
-    state.set(node, "done");
-    return null;
-  };
-  for (const node of next.keys()) {
-    if (state.get(node) === undefined) {
-      const cycle = visit(node);
-      if (cycle) return cycle;
-    }
-  }
-  return null;
 }
 
 describe("architecture: import direction", () => {
@@ -135,5 +91,73 @@ describe("architecture: import direction", () => {
     ];
     assert.deepEqual(cycleIn(fake), ["engine", "diagnostics", "engine"]);
     assert.equal(fake.filter((edge) => !(LAYER[edge.from]! > LAYER[edge.to]!)).length, 1);
+  });
+});
+
+/**
+ * src/http: one folder per API dialect (OpenAI chat/completions/embeddings, Responses, Messages).
+ * A dialect imports only shared src/http files (and lower layers), never another dialect; shared
+ * files import no dialect (app.ts, the composition of the routes, is the one exception); and no
+ * file of src/http is on an import cycle.
+ */
+const DIALECTS = ["openai", "responses", "messages"] as const;
+const httpDir = path.join(srcDir, "http");
+
+interface HttpEdge {
+  from: string;
+  to: string;
+}
+
+function httpFileEdges(): HttpEdge[] {
+  return sourceFiles(httpDir).flatMap((file) =>
+    relativeImports(readFileSync(file, "utf8"))
+      .map((specifier) => path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")))
+      .filter((target) => target.startsWith(httpDir + path.sep))
+      .map((target) => ({ from: path.relative(httpDir, file), to: path.relative(httpDir, target) })),
+  );
+}
+
+function dialectOf(file: string): string | null {
+  const first = file.split(path.sep)[0]!;
+  return (DIALECTS as readonly string[]).includes(first) && file.includes(path.sep) ? first : null;
+}
+
+function dialectViolations(edges: readonly HttpEdge[]): string[] {
+  return edges
+    .filter((edge) => {
+      const from = dialectOf(edge.from);
+      const to = dialectOf(edge.to);
+      if (to === null || to === from) return false;
+      return !(from === null && edge.from === "app.ts");
+    })
+    .map((edge) => `${edge.from} imports ${edge.to}`);
+}
+
+describe("architecture: HTTP dialect folders", () => {
+  const edges = httpFileEdges();
+
+  it("reads src/http (the check cannot pass by seeing nothing)", () => {
+    assert.ok(edges.some((edge) => edge.from === "app.ts" && edge.to === path.join("openai", "chat-route.ts")));
+    assert.ok(edges.filter((edge) => dialectOf(edge.from) === "openai").length > 20);
+  });
+
+  it("dialects never import each other; shared files import no dialect (app.ts composes them)", () => {
+    assert.deepEqual(dialectViolations(edges), []);
+  });
+
+  it("no file of src/http is on an import cycle", () => {
+    assert.equal(cycleIn(edges)?.join(" -> ") ?? null, null);
+  });
+
+  it("the rules catch a violation (self-check on made-up edges)", () => {
+    const fake: HttpEdge[] = [
+      { from: path.join("responses", "route.ts"), to: path.join("openai", "completion.ts") },
+      { from: "session-gate.ts", to: path.join("openai", "errors.ts") },
+      { from: "app.ts", to: path.join("responses", "route.ts") },
+      { from: path.join("openai", "a.ts"), to: path.join("openai", "b.ts") },
+      { from: path.join("openai", "b.ts"), to: path.join("openai", "a.ts") },
+    ];
+    assert.equal(dialectViolations(fake).length, 2);
+    assert.deepEqual(cycleIn(fake), [path.join("openai", "a.ts"), path.join("openai", "b.ts"), path.join("openai", "a.ts")]);
   });
 });

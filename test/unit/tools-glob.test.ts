@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { globToRegExp, matchTools } from "../../src/tools/tool-glob.js";
+import { globToRegExp } from "../../src/shared/glob-pattern.js";
+import { matchTools } from "../../src/tools/tool-glob.js";
 import type { ToolDescriptor } from "../../src/tools/tool-types.js";
 
 function tool(name: string, server: string, remoteName = name): ToolDescriptor {

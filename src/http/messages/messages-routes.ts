@@ -6,6 +6,7 @@ import type { HttpDeps } from "../http-deps.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
+import type { ModelResolver } from "../resolve-model.js";
 import type { ThinkingDisplay } from "./message-builder.js";
 import { newMessageId } from "./message-object.js";
 import { runMessage } from "./message-run.js";
@@ -27,9 +28,9 @@ interface ResolvedTurn {
  * whole conversation each step. The KV cache follows the conversation: by
  * `x-claude-code-session-id` where the client sends it, else the engine's longest matching prefix.
  */
-export function registerMessagesRoutes(app: Hono, deps: HttpDeps, inFlight: InFlightWork): void {
+export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: ModelResolver, inFlight: InFlightWork): void {
   app.post("/v1/messages", async (c) => {
-    const resolved = resolve(c, deps, await readJson(c));
+    const resolved = resolve(c, deps, resolver, await readJson(c));
     const { agent, modelName, request } = resolved;
     const runner = deps.runner();
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
@@ -58,7 +59,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, inFlight: InFl
   app.post("/v1/messages/count_tokens", async (c) => {
     const raw = await readJson(c);
     // count_tokens takes no max_tokens: the count is of the prompt alone.
-    const { agent, turn } = resolve(c, deps, { max_tokens: 1, ...(raw as object) });
+    const { agent, turn } = resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
     const runner = deps.runner();
     if (runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts are not available on this server", "model");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
@@ -70,13 +71,16 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, inFlight: InFl
   });
 }
 
-function resolve(c: Context, deps: HttpDeps, raw: unknown): ResolvedTurn {
+function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unknown): ResolvedTurn {
   const request = parseMessagesRequest(raw);
   deps.logger.debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
-  const agent = resolveAgent(deps, request.model);
-  const modelName = deps.agents[agent] ?? "";
+  // Claude Code sends its own model names (claude-opus-..., claude-haiku-...): http.model_aliases maps them.
+  const resolved = resolver.resolve(request.model);
+  const agent = resolved.agent ?? "";
+  const modelName = resolved.modelName;
   const images = deps.models?.describe(modelName).capabilities.vision ?? false;
   const warnings = unreadFieldWarnings(raw);
+  if (resolved.fallback === true) warnings.push(`model ${JSON.stringify(resolved.id.slice(0, 200))} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`);
   const messages = toConversation(request, { images });
   const tools = toClientTools(request);
   const { overrides, warnings: overrideWarnings } = toOverrides(request, tools);
@@ -97,10 +101,4 @@ function resolve(c: Context, deps: HttpDeps, raw: unknown): ResolvedTurn {
 function thinkingDisplay(request: MessagesRequest): ThinkingDisplay {
   if (request.thinking?.type === "disabled") return "none";
   return request.thinking?.display === "omitted" ? "omitted" : "full";
-}
-
-/** `model`: an agent name; anything else a 404 naming the field. */
-function resolveAgent(deps: HttpDeps, model: string): string {
-  if (Object.hasOwn(deps.agents, model)) return model;
-  throw new HttpError("model_not_found", `The model ${JSON.stringify(model.slice(0, 200))} does not exist. Configured agents: ${Object.keys(deps.agents).join(", ") || "none"}`, "model");
 }

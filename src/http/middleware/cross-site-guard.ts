@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import type { MiddlewareHandler } from "hono";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 
 /**
  * DNS-rebinding guard: a web page on evil.example whose name the attacker re-points at 127.0.0.1

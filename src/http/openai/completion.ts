@@ -50,28 +50,20 @@ export function openAiUsage(usage: TurnUsage): Usage {
   return mapped;
 }
 
-/** Usage summed from an engine's chunks (text completions run the engine directly, no turn). */
-export class UsageTally {
-  prompt = 0;
-  completion = 0;
-  cached: number | null = null;
-  add(input: number, output: number, cached?: number): void {
-    this.prompt += input;
-    this.completion += output;
-    if (cached !== undefined) this.cached = (this.cached ?? 0) + cached;
-  }
-  toJSON(): Usage {
-    const usage: Usage = { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion };
-    if (this.cached !== null) usage.prompt_tokens_details = { cached_tokens: this.cached };
-    return usage;
-  }
-}
-
 /** Shared identity of one completion: the id is fixed before the trace id is known (streams start first). */
 export interface CompletionIdentity {
   id: string;
   created: number;
   model: string;
+}
+
+export function newCompletionIdentity(model: string): CompletionIdentity {
+  return { id: "chatcmpl-pending", created: Math.floor(Date.now() / 1000), model };
+}
+
+/** The one place a chat completion gets its id: `chatcmpl-<trace_id>`, as soon as the turn's trace id is known. */
+export function assignCompletionId(identity: CompletionIdentity, traceId: string): void {
+  identity.id = `chatcmpl-${traceId}`;
 }
 
 export function localAiObject(outcome: TurnOutcome, degradationTier: string): LocalAiExtension {

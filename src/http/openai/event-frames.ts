@@ -1,11 +1,9 @@
 import type { AgentEvent } from "../../agent/events.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
-import { chunkObject, type CompletionIdentity } from "./completion.js";
+import { dataFrame, namedFrame } from "../sse/sse-frames.js";
+import { assignCompletionId, chunkObject, type CompletionIdentity } from "./completion.js";
 
-/** SSE wire text. JSON.stringify never emits a raw newline, so one `data:` line per frame is safe. */
-export const dataFrame = (value: unknown): string => `data: ${typeof value === "string" ? value : JSON.stringify(value)}\n\n`;
-export const namedFrame = (name: string, value: unknown): string => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`;
-export const KEEP_ALIVE_FRAME = ": keep-alive\n\n";
+/** OpenAI's end of stream (chat and text completions; other dialects end otherwise). */
 export const DONE_FRAME = "data: [DONE]\n\n";
 
 export interface FrameContext {
@@ -25,7 +23,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
   switch (event.event) {
     case "run_start":
       // The completion id comes from the trace id, known from here on: the role chunk opens the stream.
-      ctx.identity.id = `chatcmpl-${event.trace_id}`;
+      assignCompletionId(ctx.identity, event.trace_id);
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
       return [...named, dataFrame(chunkObject(ctx.identity, { content: event.delta }))];

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage, SamplingOverrides, ToolSpec } from "../../engine/chat-types.js";
 import { isSafeId } from "../../shared/safe-id.js";
+import { toSamplingOverrides } from "../sampling-overrides.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { chatRequestSchema, toParts, type ChatRequest, type RequestMessage } from "./request-schema.js";
 
@@ -42,27 +43,16 @@ export function toClientTools(request: ChatRequest): ToolSpec[] | undefined {
   }));
 }
 
-/** Sampling and output fields that override the agent's config for this request. */
+/** Sampling and output fields that override the agent's config for this request (read as every dialect reads them). */
 export function toOverrides(request: ChatRequest): SamplingOverrides {
-  const overrides: SamplingOverrides = {};
-  if (request.temperature != null) overrides.temperature = request.temperature;
-  if (request.top_p != null) overrides.topP = request.top_p;
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
-  if (maxTokens != null) overrides.maxTokens = maxTokens;
-  if (request.stop != null) overrides.stop = (typeof request.stop === "string" ? [request.stop] : request.stop).filter((s) => s !== "");
-  if (request.seed != null) overrides.seed = request.seed;
-  if (request.frequency_penalty != null) overrides.frequencyPenalty = request.frequency_penalty;
-  if (request.presence_penalty != null) overrides.presencePenalty = request.presence_penalty;
-  if (request.parallel_tool_calls != null) overrides.parallelToolCalls = request.parallel_tool_calls;
   const format = request.response_format;
-  if (format != null && format.type !== "text") {
-    overrides.responseFormat = format.type === "json_object" || format.json_schema.schema === undefined
-      ? { type: "json_object" }
-      : { type: "json_schema", name: format.json_schema.name, schema: format.json_schema.schema, ...(format.json_schema.strict == null ? {} : { strict: format.json_schema.strict }) };
-  }
   const choice = request.tool_choice;
-  if (choice != null) overrides.toolChoice = typeof choice === "string" ? choice : { name: choice.function.name };
-  return overrides;
+  return toSamplingOverrides({
+    ...request,
+    max_tokens: request.max_completion_tokens ?? request.max_tokens,
+    format: format == null || format.type !== "json_schema" ? format : { type: "json_schema", name: format.json_schema.name, schema: format.json_schema.schema, strict: format.json_schema.strict },
+    tool_choice: choice == null || typeof choice === "string" ? choice : { name: choice.function.name },
+  });
 }
 
 /** Fields we cannot honour are refused with a 400 naming them, never silently ignored. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ContentPart } from "../../engine/chat-types.js";
 import { contentPartSchema, textPartSchema } from "../../shared/content-part-schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { parseBody } from "./parse-body.js";
+import { parseBody } from "../parse-body.js";
 
 const textPart = textPartSchema;
 // OpenAI refuses an image part without a URL; so does this API.

@@ -3,6 +3,23 @@ import type { Usage } from "./completion.js";
 
 /** The legacy `text_completion` objects: the whole answer, its stream chunks, the usage chunk. */
 
+/** Usage summed from an engine's chunks (text completions run the engine directly, no turn). */
+export class UsageTally {
+  prompt = 0;
+  completion = 0;
+  cached: number | null = null;
+  add(input: number, output: number, cached?: number): void {
+    this.prompt += input;
+    this.completion += output;
+    if (cached !== undefined) this.cached = (this.cached ?? 0) + cached;
+  }
+  toJSON(): Usage {
+    const usage: Usage = { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion };
+    if (this.cached !== null) usage.prompt_tokens_details = { cached_tokens: this.cached };
+    return usage;
+  }
+}
+
 export interface TextCompletionIdentity {
   /** `cmpl-<random>` */
   id: string;

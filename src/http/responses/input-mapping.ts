@@ -1,6 +1,6 @@
 import type { ChatMessage, ContentPart, ToolCall } from "../../engine/chat-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 import { parseInputItem, type InputItem, type ItemReference } from "./responses-schema.js";
 
 /** What a refusal of an input item names, and the item as it was parsed (references resolved). */

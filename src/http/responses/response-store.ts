@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { ChatMessage } from "../../engine/chat-types.js";
+import type { ResponseStoreSettings } from "../http-deps.js";
 import { fsyncCreatedDirs, fsyncDir, isNotFound, writeFileAtomic } from "../../store/atomic-file.js";
 import { storing } from "../../store/storage-error.js";
 import type { ResponseObject } from "./response-object.js";
@@ -18,13 +19,7 @@ export interface StoredResponse {
   cache_key: string;
 }
 
-export interface ResponseStoreLimits {
-  /** Folder of the records (<data_dir>/responses). */
-  dir: string;
-  maxStored: number;
-  maxBytes: number;
-  ttlMs: number;
-}
+export type ResponseStoreLimits = ResponseStoreSettings;
 
 interface IndexEntry {
   bytes: number;

@@ -1,8 +1,7 @@
 import type { ChatMessage, SamplingOverrides, ToolCall, ToolSpec } from "../../engine/chat-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { HttpError } from "../openai/errors.js";
-import { toOverrides } from "../openai/request-mapping.js";
-import type { ChatRequest } from "../openai/request-schema.js";
+import { HttpError } from "../http-error.js";
+import { toSamplingOverrides } from "../sampling-overrides.js";
 import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
 import { responseKeyOf } from "./response-object.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
@@ -63,7 +62,8 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
   if (request.reasoning?.effort === "none" || request.reasoning?.effort === "minimal") {
     warnings.push(`reasoning.effort "${request.reasoning.effort}": this server has no switch to turn the model's thinking off; a model that thinks still does`);
   }
-  const overrides = toOverrides(asChatRequest(request, choice.choice));
+  // Read by the same code as chat completions' fields (text.format is its response_format).
+  const overrides = toSamplingOverrides({ ...request, max_tokens: request.max_output_tokens, format: request.text?.format, tool_choice: choice.choice });
   const cacheKey = request.prompt_cache_key != null ? `responses/${request.prompt_cache_key}` : previous?.cache_key;
   return { messages, context, inputItems, clientTools: tools.specs, namespaced: tools.namespaced, overrides, cacheKey, warnings };
 }
@@ -79,25 +79,6 @@ function assertAnswerable(context: readonly ChatMessage[]): void {
   if (open.length > 0) {
     throw new RuntimeError("invalid_request", `input: the function_call ${JSON.stringify(open[0]?.id)} has no function_call_output: send one for each call`, { details: { param: "input" } });
   }
-}
-
-/** The sampling fields in chat completions' shape, so they are read by the same code (toOverrides). */
-function asChatRequest(request: ResponsesRequest, choice: ReturnType<typeof toToolChoice>["choice"]): ChatRequest {
-  const format = request.text?.format;
-  const chat: Record<string, unknown> = {
-    messages: [],
-    temperature: request.temperature,
-    top_p: request.top_p,
-    max_completion_tokens: request.max_output_tokens,
-    stop: request.stop,
-    seed: request.seed,
-    parallel_tool_calls: request.parallel_tool_calls,
-  };
-  if (format != null) {
-    chat.response_format = format.type === "json_schema" ? { type: "json_schema", json_schema: { name: format.name, schema: format.schema, strict: format.strict } } : { type: format.type };
-  }
-  if (choice !== undefined) chat.tool_choice = typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
-  return chat as ChatRequest;
 }
 
 /** An item of a stored response by its id (output items name their response; see itemId). */

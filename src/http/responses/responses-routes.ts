@@ -1,11 +1,14 @@
 import type { Hono } from "hono";
 import type { HttpDeps } from "../http-deps.js";
+import type { ModelResolver } from "../resolve-model.js";
 import type { InFlightWork } from "../in-flight-work.js";
-import { HttpError } from "../openai/errors.js";
+import { HttpError } from "../http-error.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
+import { startRequestWork } from "../request-work.js";
 import { countInputTokens } from "./input-tokens.js";
 import { newIdentity } from "./response-object.js";
+import type { ResponseStore } from "./response-store.js";
 import { runResponse } from "./response-run.js";
 import { resolveResponseTurn } from "./response-turn.js";
 import { parseResponsesRequest } from "./responses-schema.js";
@@ -16,20 +19,19 @@ import { registerStoredResponseRoutes } from "./stored-response-routes.js";
  * input, after the stored conversation of `previous_response_id` when one is named. Always a
  * client-kept turn (runStateless): the store here is the Responses store, not a session.
  */
-export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InFlightWork): void {
+export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: ModelResolver, inFlight: InFlightWork, responseStore: ResponseStore | undefined): void {
   app.post("/v1/responses", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest(raw);
-    const agent = resolveAgent(deps, request.model);
-    const modelName = deps.agents[agent] ?? "";
+    const { agent, modelName, id: model, warnings } = resolveAgent(resolver, request.model);
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
-    const store = request.store === false ? undefined : deps.responseStore;
-    const turn = await resolveResponseTurn(raw, request, { store: deps.responseStore, images });
-    const identity = newIdentity(agent, request, request.store !== false);
+    const store = request.store === false ? undefined : responseStore;
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images });
+    turn.warnings.unshift(...warnings);
+    const identity = newIdentity(model, request, request.store !== false);
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = deps.runner();
-    const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
-    const leave = inFlight.enter();
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
     const log = deps.logger.child({ agent, response_id: identity.id });
     return runResponse({
       run: (options) =>
@@ -49,11 +51,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
       identity,
       store,
       cacheKey,
-      controller: abort.controller,
-      release: () => {
-        leave();
-        abort.dispose();
-      },
+      controller: work.controller,
+      release: work.finish,
       degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
       logger: log,
       stream:
@@ -66,10 +65,9 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
   app.post("/v1/responses/input_tokens", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest({ ...(raw as object), stream: false, store: false });
-    const agent = resolveAgent(deps, request.model);
-    const modelName = deps.agents[agent] ?? "";
+    const { modelName } = resolveAgent(resolver, request.model);
     if (deps.models === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
-    const turn = await resolveResponseTurn(raw, request, { store: deps.responseStore, images: deps.models.describe(modelName).capabilities.vision });
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision });
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const engine = await deps.models.engine(modelName);
@@ -80,15 +78,16 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, inFlight: InF
     }
   });
 
-  registerStoredResponseRoutes(app, deps);
+  registerStoredResponseRoutes(app, responseStore);
 }
 
-/** `model`: an agent name; missing: the default agent; anything else a 404 naming the field. */
-function resolveAgent(deps: HttpDeps, model: string | undefined): string {
-  const names = Object.keys(deps.agents);
-  const agent = model ?? names[0];
-  if (agent === undefined || !Object.hasOwn(deps.agents, agent)) {
-    throw new HttpError("model_not_found", `The model ${JSON.stringify(model ?? "")} does not exist. Configured agents: ${names.join(", ") || "none"}`, "model");
-  }
-  return agent;
+/**
+ * `model` as every endpoint reads it (agent, alias, http.unknown_model); the Responses API serves
+ * agents only. The response echoes the name the client sent (Codex checks it).
+ */
+function resolveAgent(resolver: ModelResolver, model: string | undefined): { agent: string; modelName: string; id: string; warnings: string[] } {
+  const resolved = resolver.resolve(model);
+  const agent = resolved.agent ?? "";
+  const warnings = resolved.fallback === true ? [`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`] : [];
+  return { agent, modelName: resolved.modelName, id: resolved.id, warnings };
 }

@@ -1,8 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { HttpDeps } from "../http-deps.js";
-import { HttpError } from "../openai/errors.js";
-import { parseBody } from "../openai/parse-body.js";
+import { HttpError } from "../http-error.js";
+import { parseBody } from "../parse-body.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
 
 const listQuery = z.object({
@@ -12,8 +11,7 @@ const listQuery = z.object({
 });
 
 /** GET /v1/responses/{id}, GET /v1/responses/{id}/input_items, DELETE /v1/responses/{id}. */
-export function registerStoredResponseRoutes(app: Hono, deps: HttpDeps): void {
-  const store = deps.responseStore;
+export function registerStoredResponseRoutes(app: Hono, store: ResponseStore | undefined): void {
   app.get("/v1/responses/:id", async (c) => c.json((await stored(store, c.req.param("id"))).response));
 
   app.get("/v1/responses/:id/input_items", async (c) => {

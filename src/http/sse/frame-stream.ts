@@ -1,4 +1,4 @@
-import { KEEP_ALIVE_FRAME } from "../openai/event-frames.js";
+import { KEEP_ALIVE_FRAME } from "./sse-frames.js";
 
 export interface FrameStreamOptions {
   keepAliveMs: number;

@@ -2,11 +2,12 @@ import type { Logger } from "pino";
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
-import { completionObject, chunkObject, openAiFinishReason, openAiUsage, resultFields, toolCallChunks, usageChunk, type CompletionIdentity } from "../openai/completion.js";
-import { toOpenAiError } from "../openai/errors.js";
-import { dataFrame, DONE_FRAME, framesFor, namedFrame, type FrameContext } from "../openai/event-frames.js";
+import { toOpenAiError } from "../http-error.js";
 import { FrameStream } from "../sse/frame-stream.js";
-import type { StartTurn } from "./chat-completions.js";
+import { dataFrame, namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import type { StartTurn } from "./chat-turn.js";
+import { assignCompletionId, completionObject, chunkObject, openAiFinishReason, openAiUsage, resultFields, toolCallChunks, usageChunk, type CompletionIdentity } from "./completion.js";
+import { DONE_FRAME, framesFor, type FrameContext } from "./event-frames.js";
 
 export interface StreamTurnOptions {
   start: StartTurn;
@@ -22,14 +23,6 @@ export interface StreamTurnOptions {
   release: () => void;
   logger: Logger;
 }
-
-export const SSE_HEADERS = {
-  "Content-Type": "text/event-stream; charset=utf-8",
-  "Cache-Control": "no-cache",
-  Connection: "keep-alive",
-  // Reverse proxies (nginx) would otherwise buffer the stream.
-  "X-Accel-Buffering": "no",
-} as const;
 
 /**
  * Runs the turn and answers with its SSE stream. The response starts at `run_start`: a turn that
@@ -66,7 +59,7 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
   }
   if (outcome !== "started") {
     // A turn that never announced itself (no run_start): still a well-formed stream.
-    identity.id = `chatcmpl-${outcome.trace_id}`;
+    assignCompletionId(identity, outcome.trace_id);
     frames.push(dataFrame(chunkObject(identity, { role: "assistant", content: "" })));
   }
   turn.then(

@@ -1,11 +1,10 @@
 import type { Logger } from "pino";
 import type { CompletionChunk } from "../../engine/completion-types.js";
-import { UsageTally } from "../openai/completion.js";
-import { toOpenAiError } from "../openai/errors.js";
-import { dataFrame, DONE_FRAME } from "../openai/event-frames.js";
-import { textCompletionChunk, textCompletionUsageChunk, type TextCompletionIdentity } from "../openai/text-completion.js";
+import { toOpenAiError } from "../http-error.js";
 import { FrameStream } from "../sse/frame-stream.js";
-import { SSE_HEADERS } from "./chat-stream.js";
+import { dataFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import { DONE_FRAME } from "./event-frames.js";
+import { textCompletionChunk, textCompletionUsageChunk, UsageTally, type TextCompletionIdentity } from "./text-completion.js";
 
 export interface StreamCompletionOptions {
   chunks: AsyncIterable<CompletionChunk>;

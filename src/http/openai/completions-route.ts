@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import type { Hono } from "hono";
+import type { CompletionChunk, CompletionRequest } from "../../engine/completion-types.js";
+import type { Engine } from "../../engine/engine.js";
+import { HttpError } from "../http-error.js";
+import type { HttpDeps, ModelAccess } from "../http-deps.js";
+import type { InFlightWork } from "../in-flight-work.js";
+import { readJson } from "../read-json.js";
+import { startRequestWork } from "../request-work.js";
+import type { ModelResolver } from "../resolve-model.js";
+import { streamCompletion } from "./completion-stream.js";
+import { parseCompletionsRequest, type CompletionsRequest } from "./completions-schema.js";
+import { textCompletion, UsageTally, type TextCompletionIdentity } from "./text-completion.js";
+
+/** A completions request resolved: the engine that completes, and what to ask it. */
+interface ResolvedCompletion {
+  body: CompletionsRequest;
+  complete: NonNullable<Engine["complete"]>;
+  identity: TextCompletionIdentity;
+  completion: Omit<CompletionRequest, "signal">;
+}
+
+/**
+ * POST /v1/completions: plain text completion for autocomplete clients, on the model behind the
+ * named agent (or a model named directly). No chat template, no tools, no agent loop, no session.
+ */
+export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, inFlight: InFlightWork): void {
+  app.post("/v1/completions", async (c) => {
+    const resolved = await resolveCompletion(await readJson(c), resolver, models);
+    // The client going away (or shutdown) stops generation at once and frees the sequence.
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
+    const chunks = resolved.complete({ ...resolved.completion, signal: work.controller.signal });
+    if (resolved.body.stream) {
+      return streamCompletion({
+        chunks, identity: resolved.identity, includeUsage: resolved.body.includeUsage, controller: work.controller, release: work.finish,
+        keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
+        maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
+        logger: deps.logger.child({ model: resolved.identity.model, endpoint: "completions" }),
+      });
+    }
+    try {
+      return c.json(await completionJson(chunks, resolved.identity));
+    } finally {
+      work.finish();
+    }
+  });
+}
+
+async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<ResolvedCompletion> {
+  const body = parseCompletionsRequest(raw);
+  const { id, modelName } = resolver.resolve(body.model, models.names);
+  const engine = await models.engine(modelName);
+  const complete = engine.complete?.bind(engine);
+  if (complete === undefined) {
+    throw new HttpError("completions_not_supported", `Model "${modelName}" (engine ${engine.kind}) cannot do text completion`, "model");
+  }
+  const identity: TextCompletionIdentity = { id: `cmpl-${randomBytes(12).toString("hex")}`, created: Math.floor(Date.now() / 1000), model: id };
+  return { body, complete, identity, completion: body.completion };
+}
+
+async function completionJson(chunks: AsyncIterable<CompletionChunk>, identity: TextCompletionIdentity): Promise<Record<string, unknown>> {
+  let text = "";
+  let finish: "stop" | "length" | null = null;
+  const usage = new UsageTally();
+  for await (const chunk of chunks) {
+    if (chunk.type === "text") text += chunk.delta;
+    else if (chunk.type === "usage") usage.add(chunk.inputTokens, chunk.outputTokens);
+    else finish = chunk.finishReason;
+  }
+  if (finish === null) throw new Error("the engine ended the completion without a finish");
+  return textCompletion(identity, text, finish, usage.toJSON());
+}
