@@ -283,23 +283,32 @@ describe("refusals in the Anthropic error shape", () => {
     await expect400({ model: "talker", max_tokens: 64, messages: [{ role: "user", content: long }] }, /^messages: The input does not fit the context window/);
   });
 
-  it("a client that disconnects mid-stream cancels the turn", async () => {
+  it("ping events while the model is silent; a client that disconnects mid-stream cancels the turn", async (t) => {
+    // A second server on the same upstream whose keep-alive interval is short (the default is 10 s).
+    const pinging = await startHttpServer(configYaml({ llama: { models: { up: openaiModel(upstream.baseUrl, "test-model") } }, agents: { remote: { model: "up", temperature: 0 } } }), [], { LOCAL_AI_TOKEN: TOKEN, LOCAL_AI_HTTP_KEEPALIVE_MS: "100" });
+    t.after(() => pinging.stop());
     upstream.push({ hang: ["One ", "two "] });
     const controller = new AbortController();
-    const reply = await postMessages({ model: "remote", max_tokens: 100, stream: true, messages: [{ role: "user", content: "hang" }] }, { signal: controller.signal });
+    const reply = await fetch(`${pinging.base}/v1/messages`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "x-api-key": TOKEN },
+      body: JSON.stringify({ model: "remote", max_tokens: 100, stream: true, messages: [{ role: "user", content: "hang" }] }),
+      signal: controller.signal,
+    });
     assert.equal(reply.status, 200);
     const reader = reply.body!.getReader();
     let seen = "";
-    while ((seen.match(/text_delta/g) ?? []).length < 2) {
+    // Two deltas, then the upstream goes silent: pings keep coming.
+    while ((seen.split("text_delta")[2] ?? "").split("event: ping\ndata: {\"type\":\"ping\"}").length < 3) {
       const { value, done } = await reader.read();
-      assert.ok(!done, "the stream ended before two deltas");
+      assert.ok(!done, "the stream ended before two deltas and two pings");
       seen += new TextDecoder().decode(value);
     }
     controller.abort();
     // The turn stops and leaves /health's in_flight (a bounded poll: /health is the only signal).
     const deadline = Date.now() + 5000;
     for (;;) {
-      const health = (await (await fetch(`${server.base}/health`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { in_flight: number };
+      const health = (await (await fetch(`${pinging.base}/health`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { in_flight: number };
       if (health.in_flight === 0) break;
       assert.ok(Date.now() < deadline, "the turn was not cancelled");
       await new Promise((resolve) => setTimeout(resolve, 50));
