@@ -49,7 +49,7 @@ interface StreamEvent {
 }
 
 /** Runs `steps` Claude Code-shaped requests against serve-http's /v1/messages?beta=true. */
-export async function claudeCodeConversation(base: string, options: { model: string; steps: number; sessionId: string; chars: number; maxTokens: number }): Promise<ConversationStep[]> {
+export async function claudeCodeConversation(base: string, options: { model: string; steps: number; sessionId: string; chars: number; maxTokens: number; toolsInSystem?: boolean }): Promise<ConversationStep[]> {
   const systemChars = Math.floor(options.chars * 0.6);
   const system = [
     { type: "text", text: "x-anthropic-billing-header: cc_version=2.1.328.abc; cc_entrypoint=sdk-cli;" },
@@ -57,13 +57,15 @@ export async function claudeCodeConversation(base: string, options: { model: str
     { type: "text", text: developerPrompt(systemChars), cache_control: { type: "ephemeral" } },
   ];
   const tools = claudeCodeTools(options.chars - systemChars);
+  // The same characters as system text instead of offered tools (see messages.bench.ts: llama-server).
+  if (options.toolsInSystem === true) system.push({ type: "text", text: JSON.stringify(tools), cache_control: { type: "ephemeral" } });
   const messages: unknown[] = [
     { role: "user", content: [{ type: "text", text: "look at the failing test and fix it." }] },
     { role: "system", content: "<env>\nworking directory: /work/project\nplatform: linux\n</env>" },
   ];
   const results: ConversationStep[] = [];
   for (let step = 1; step <= options.steps; step++) {
-    const body = { model: options.model, max_tokens: options.maxTokens, stream: true, system, tools, messages, thinking: { type: "adaptive", display: "omitted" }, metadata: { user_id: '{"session_id":"bench"}' } };
+    const body = { model: options.model, max_tokens: options.maxTokens, stream: true, system, ...(options.toolsInSystem === true ? {} : { tools }), messages, thinking: { type: "adaptive", display: "omitted" }, metadata: { user_id: '{"session_id":"bench"}' } };
     const sent = performance.now();
     let first = 0;
     const reply = await fetch(`${base}/v1/messages?beta=true`, {

@@ -13,8 +13,12 @@ import { claudeCodeConversation, type ConversationStep } from "./claude-code-con
  * binary is not built): time to first token of the last step / the first, and the share of the
  * previous step's prompt read from the KV cache (cache_read_input_tokens / previous prompt).
  *
+ * On llama-server the tool schemas go in as system text instead of `tools`: the bench model's
+ * random text is not in the chat template's tool-call format, and llama-server then answers
+ * without usage (the engine keeps the text: docs/engines.md), which would leave nothing to measure.
+ *
  * Env: BENCH_CC_MODEL=small|0.5b (small), BENCH_CC_STEPS (5), BENCH_CC_CHARS (20000),
- * BENCH_CC_MAX_TOKENS (32). See docs/benchmarks.md, "bench:http".
+ * BENCH_CC_MAX_TOKENS (32), BENCH_CC_ENGINES=embedded,llama-server (both). See docs/benchmarks.md, "bench:http".
  */
 
 const shape = (process.env.BENCH_CC_MODEL ?? "small") as BenchShapeName;
@@ -51,10 +55,12 @@ out(`Claude Code-shaped: bench "${shape}" shape ${modelPath}, ctx ${CTX_SIZE}, $
 
 const results: Record<string, ConversationStep[]> = {};
 const ratios = [];
-for (const engine of binary === null ? ["embedded"] : ["embedded", "llama-server"]) {
+const engines = (process.env.BENCH_CC_ENGINES ?? "embedded,llama-server").split(",").filter((name) => name === "embedded" || (name === "llama-server" && binary !== null));
+for (const engine of engines) {
   out();
   out(`${engine}:`);
-  const conversation = await claudeCodeConversation(server.baseURL, { model: engine, steps, sessionId: `bench-${engine}`, chars, maxTokens });
+  const conversation = await claudeCodeConversation(server.baseURL, { model: engine, steps, sessionId: `bench-${engine}`, chars, maxTokens, toolsInSystem: engine === "llama-server" });
+  if (conversation.some((step) => step.prompt_tokens === 0)) out(`${engine}: a step came back without usage (the engine could not count it)`);
   results[engine] = conversation;
   conversation.forEach((step, i) => {
     const previous = conversation[i - 1];

@@ -10,9 +10,9 @@ import { toolSpecsOf } from "./turn-settings.js";
 /**
  * The prompt tokens the first model step of a stateless turn would evaluate: the agent's system
  * prompt with the client's system text, the conversation and the offered tools, rendered by the
- * model's chat template (exact on the embedded engine). An engine that cannot render ahead of
- * time counts the messages with its tokenizer (llama-server); one without a tokenizer (openai)
- * cannot count: a 400 naming the model.
+ * model's chat template (the embedded engine; llama-server's /apply-template). An engine that
+ * cannot render ahead of time counts the messages with its tokenizer, plus what a template adds
+ * per message; one without a tokenizer (openai) cannot count: a 400 naming the model.
  */
 export async function countStatelessPrompt(deps: { agent: AgentConfig; engine: Engine; tools: ToolProvider }, request: StatelessTurnRequest, signal: AbortSignal): Promise<number> {
   const { engine } = deps;
@@ -20,7 +20,8 @@ export async function countStatelessPrompt(deps: { agent: AgentConfig; engine: E
   const messages = renderForModel([system, ...history, ...turn]);
   const noTools = request.overrides?.toolChoice === "none";
   const tools = noTools ? [] : (request.clientTools ?? toolSpecsOf(deps.tools.list(deps.agent.tools)));
-  if (engine.promptTokens !== undefined) return engine.promptTokens({ messages, tools }, signal);
+  const exact = (await engine.promptTokens?.({ messages, tools }, signal)) ?? null;
+  if (exact !== null) return exact;
   if (engine.countTokens === undefined) {
     throw new RuntimeError("invalid_request", `model: the ${engine.kind} engine of "${engine.modelName}" has no tokenizer to count with`, { details: { param: "model" } });
   }

@@ -33,7 +33,7 @@ export class ManagedEngine implements Engine {
   readonly complete?: (request: CompletionRequest) => AsyncIterable<CompletionChunk>;
   readonly countTokens?: (text: string, signal?: AbortSignal) => Promise<number>;
   readonly toolTokens?: (tools: readonly ToolSpec[], signal?: AbortSignal) => Promise<number>;
-  readonly promptTokens?: (request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal) => Promise<number>;
+  readonly promptTokens?: (request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal) => Promise<number | null>;
   readonly contextLength?: () => number | null;
   private current: Engine;
   private active = 0;

@@ -72,12 +72,10 @@ export class EmbeddedEngine implements Engine {
     return Math.max(0, offered - bare);
   }
 
-  async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number> {
+  async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null> {
     const loaded = await this.ensureLoaded(signal ? { signal } : {});
     const full: GenerateRequest = { ...request, temperature: 0, maxTokens: 1 };
-    const tokens = promptTokensFor(loaded.model, loaded.chatWrapper, full, offeredTools(full));
-    if (tokens === undefined) throw new RuntimeError("engine_error", `The chat template of "${this.modelName}" cannot render this conversation ahead of time`);
-    return tokens.length;
+    return promptTokensFor(loaded.model, loaded.chatWrapper, full, offeredTools(full))?.length ?? null;
   }
 
   async countTokens(text: string, signal?: AbortSignal): Promise<number> {

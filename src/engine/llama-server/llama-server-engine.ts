@@ -121,6 +121,12 @@ export class LlamaServerEngine implements Engine {
     return this.tokens.count(server.endpoint, text, signal);
   }
 
+  /** The whole prompt of a chat request, rendered by the server's template and tokenized; null where this build cannot. */
+  async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null> {
+    const server = await this.supervisor.ensureReady(signal);
+    return this.tokens.promptTokens(server.endpoint, request.messages, request.tools ?? [], signal);
+  }
+
   /** What the model's chat template adds for these tools, rendered by the server (/apply-template) and tokenized. */
   async toolTokens(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number> {
     const server = await this.supervisor.ensureReady(signal);
