@@ -10,6 +10,7 @@ import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { assertEventShape, assertMessageShape, loadMessagesTypes } from "../helpers/messages-types.js";
 import { startAgentUpstream, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
+import { rawExchange } from "../helpers/raw-http.js";
 import { readSseEvents, type SseEvent } from "../helpers/responses-sse.js";
 
 const TOKEN = "messages-test-token";
@@ -276,6 +277,19 @@ describe("refusals in the Anthropic error shape", () => {
       assert.deepEqual((error.error as { type: string; error: { type: string } }).error.type, "authentication_error");
       return true;
     });
+  });
+
+  it("the security middleware answers in the Anthropic shape: foreign Origin 403, non-JSON 415, oversized body 413, foreign Host 403", async () => {
+    const origin = await refused({ model: "assistant", max_tokens: 10, messages: user }, { headers: { Origin: "https://evil.example" } });
+    assert.deepEqual([origin.status, origin.body.type, origin.body.error.type], [403, "error", "permission_error"]);
+    const form = await refused({ model: "assistant", max_tokens: 10, messages: user }, { headers: { "Content-Type": "text/plain" } });
+    assert.deepEqual([form.status, form.body.error.type], [415, "invalid_request_error"]);
+    const huge = await refused({ model: "assistant", max_tokens: 10, messages: [{ role: "user", content: "x".repeat(11 * 1024 * 1024) }] });
+    assert.deepEqual([huge.status, huge.body.error.type], [413, "request_too_large"]);
+    const body = JSON.stringify({ model: "assistant", max_tokens: 10, messages: user });
+    const { responses } = await rawExchange(server.port, `POST /v1/messages HTTP/1.1\r\nHost: evil.example\r\nx-api-key: ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    assert.equal(responses[0]?.status, 403);
+    assert.deepEqual((JSON.parse(responses[0]?.body ?? "{}") as { error: { type: string } }).error.type, "permission_error");
   });
 
   it("an over-long conversation is a 400 naming messages (nothing is trimmed silently)", async () => {
