@@ -3,7 +3,7 @@ import { raceAbort } from "../shared/abort.js";
 import { matchTools } from "../tools/tool-glob.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tools/tool-results.js";
 import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
-import { assertRealInside, resolveInWorkspace } from "./workspace-path.js";
+import { assertRealInside, resolveInWorkspace, type PathParam } from "./workspace-path.js";
 
 export const EDITOR_TOOL_NAMES = { read: "read_text_file", write: "write_text_file", run: "run_command" } as const;
 
@@ -110,17 +110,28 @@ export class EditorToolProvider implements ToolProvider {
     }
   }
 
+  /** A path or cwd outside the workspace: refused before the user is asked (and again by `call`). */
+  async refusal(name: string, args: Record<string, unknown>): Promise<string | null> {
+    try {
+      if (name === EDITOR_TOOL_NAMES.read || name === EDITOR_TOOL_NAMES.write) await this.path(args.path, "path");
+      else if (name === EDITOR_TOOL_NAMES.run && args.cwd !== undefined) await this.path(args.cwd, "cwd");
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
   async close(): Promise<void> {}
 
-  private async path(given: unknown): Promise<string> {
+  private async path(given: unknown, param: PathParam): Promise<string> {
     const text = String(given);
-    const absolute = resolveInWorkspace(this.options.cwd, text);
-    await assertRealInside(this.options.cwd, absolute, text);
+    const absolute = resolveInWorkspace(this.options.cwd, text, param);
+    await assertRealInside(this.options.cwd, absolute, text, param);
     return absolute;
   }
 
   private async read(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
-    const path = await this.path(args.path);
+    const path = await this.path(args.path, "path");
     const response = await this.options.client.request(
       methods.client.fs.readTextFile,
       { sessionId: this.options.sessionId, path, ...(typeof args.line === "number" ? { line: args.line } : {}), ...(typeof args.limit === "number" ? { limit: args.limit } : {}) },
@@ -130,14 +141,14 @@ export class EditorToolProvider implements ToolProvider {
   }
 
   private async write(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
-    const path = await this.path(args.path);
+    const path = await this.path(args.path, "path");
     const content = String(args.content);
     await this.options.client.request(methods.client.fs.writeTextFile, { sessionId: this.options.sessionId, path, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
     return { status: "ok", content: `wrote ${Buffer.byteLength(content)} bytes to ${path}`, retryable: false };
   }
 
   private async run(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
-    const cwd = args.cwd === undefined ? this.options.cwd : await this.path(args.cwd);
+    const cwd = args.cwd === undefined ? this.options.cwd : await this.path(args.cwd, "cwd");
     const command = String(args.command);
     const commandArgs = Array.isArray(args.args) ? args.args.map(String) : [];
     const terminal = await this.options.client.createTerminal(

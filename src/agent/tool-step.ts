@@ -50,6 +50,15 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       await input.save();
       continue;
     }
+    // A call that cannot run is refused before anyone is asked to approve it.
+    const refusal = (await input.tools.refusal?.(call.name, checked.args)) ?? null;
+    if (refusal !== null) {
+      const told = `Error (error): ${refusal}`;
+      emit({ event: "tool_done", step, tool: call.name, status: "error", preview: previewOf(refusal), retryable: false, ms: 0, call_id: call.id, output: capToolOutput(refusal, input.maxToolOutputBytes) });
+      answer(told);
+      await input.save();
+      continue;
+    }
     let decision = index === 0 ? input.resumeDecision : undefined;
     if (decision !== "approve" && decision !== "decline" && input.askApproval !== undefined && needsApproval(descriptor, input.approveExecution)) {
       decision = await input.askApproval({ tool: call.name, args: checked.args, server: descriptor.server, step, call_id: call.id }, input.signal);

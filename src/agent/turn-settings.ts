@@ -24,6 +24,7 @@ export function resolveSampling(agent: AgentConfig, overrides: SamplingOverrides
   if (overrides.responseFormat !== undefined) stepOptions.responseFormat = overrides.responseFormat;
   if (choice !== undefined && choice !== "none") stepOptions.toolChoice = choice;
   if (overrides.parallelToolCalls !== undefined) stepOptions.parallelToolCalls = overrides.parallelToolCalls;
+  if (overrides.reasoningEffort !== undefined) stepOptions.reasoningEffort = overrides.reasoningEffort;
   return {
     temperature: overrides.temperature ?? agent.temperature,
     maxTokens: overrides.maxTokens ?? agent.max_tokens,
@@ -53,6 +54,9 @@ export function samplingWarnings(engine: Engine, overrides: SamplingOverrides = 
   const warnings: string[] = [];
   if (!engine.capabilities.requiredToolChoice && (overrides.toolChoice === "required" || typeof overrides.toolChoice === "object")) {
     warnings.push(`tool_choice ${JSON.stringify(overrides.toolChoice)} is not enforced by the ${engine.kind} engine: the model may still answer without calling a tool`);
+  }
+  if (engine.kind === "embedded" && (overrides.reasoningEffort === "none" || overrides.reasoningEffort === "minimal")) {
+    warnings.push(`reasoning effort "${overrides.reasoningEffort}" is not applied by the embedded engine (no thinking switch): a model that thinks still does`);
   }
   return warnings;
 }

@@ -1,7 +1,7 @@
 import { configOrDefaults } from "../config/config-or-defaults.js";
 import { createLogger, flushLogger } from "../logging/create-logger.js";
 import { downloadSettingsOf } from "../models/download-settings.js";
-import { ModelPuller } from "../models/model-puller.js";
+import { PrivateModelPuller } from "./private-model-puller.js";
 import type { PullResult, PullStep } from "../models/pull-model.js";
 import { toRuntimeError, type RuntimeError } from "../shared/runtime-error.js";
 import { routeConsole } from "./route-console.js";
@@ -45,7 +45,8 @@ export async function pullFromTerminal(options: TerminalPullOptions): Promise<Te
   });
   try {
     const { config } = await configOrDefaults(options.config, options);
-    const puller = new ModelPuller({ config, settings: downloadSettingsOf(config, options.env), logger });
+    const settings = downloadSettingsOf(config, options.env);
+    const puller = new PrivateModelPuller({ config, settings, logger }, { dataDir: config.app.data_dir, modelsDir: settings.modelsDir });
     const result = await puller.pull({
       ref: options.ref,
       force: options.force,

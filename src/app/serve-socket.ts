@@ -1,4 +1,3 @@
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { ConfigState } from "../config/load-config.js";
 import type { Config } from "../config/schema.js";
@@ -6,6 +5,7 @@ import type { ClientLimits } from "../pod/pod-client-connection.js";
 import { PodServer } from "../pod/pod-server.js";
 import { SocketInUseError } from "../pod/pod-socket-file.js";
 import { resolvePodSession } from "../pod/pod-state-file.js";
+import { ensurePrivateDir } from "../shared/private-dir.js";
 import { readPackageInfo } from "../shared/version.js";
 import { createRuntime } from "./runtime.js";
 import { startServerProcess } from "./server-process.js";
@@ -43,7 +43,8 @@ export async function serveSocket(options: ServeSocketOptions): Promise<ServeOut
   const socketPath = path.resolve(options.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
   let sessionId: string;
   try {
-    await mkdir(path.dirname(socketPath), { recursive: true });
+    // Under data_dir (the default) the socket's folder is private; elsewhere only new folders are.
+    await ensurePrivateDir(path.dirname(socketPath), config.app.data_dir);
     ({ sessionId } = await resolvePodSession(config.app.data_dir, podName, options.session));
   } catch (error) {
     return { ok: false, message: (error as Error).message };

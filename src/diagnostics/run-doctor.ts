@@ -5,6 +5,7 @@ import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";
+import { checkStoreNames } from "./checks/store-names.js";
 import { checkEmbeddedBinary } from "./checks/embedded-binary.js";
 import { checkGpu } from "./checks/gpu.js";
 import { checkLlamaServerBinary } from "./checks/llama-server-binary.js";
@@ -104,6 +105,7 @@ function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger):
   return [
     ...planned,
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
+    { id: "store_names", title: "Store names", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkStoreNames(config.app.data_dir) },
     { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { settings, signal }) },
     ...(Object.values(config.llama.models).some((model) => model.engine === "embedded")
       ? [{ id: "embedded.binary", title: "Embedded binary", stuck: "node-llama-cpp did not finish loading", run: () => checkEmbeddedBinary(llama, config.llama.embedded_binary) }]

@@ -33,6 +33,9 @@ export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type
 /** OpenAI `tool_choice`: whether (and which) tool the model must call. */
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
+/** How much the model should think (OpenAI `reasoning_effort` / Responses `reasoning.effort`). */
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
 /** Per-request sampling and output controls (OpenAI fields) that override the agent's config. */
 export interface SamplingOverrides {
   temperature?: number;
@@ -45,6 +48,7 @@ export interface SamplingOverrides {
   responseFormat?: ResponseFormat;
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
+  reasoningEffort?: ReasoningEffort;
 }
 
 export interface GenerateRequest {
@@ -63,6 +67,11 @@ export interface GenerateRequest {
   /** Only with `tools`; "none" is applied by not offering tools at all. */
   toolChoice?: Exclude<ToolChoice, "none">;
   parallelToolCalls?: boolean;
+  /**
+   * openai: sent as `reasoning_effort`; llama-server: `none` / `minimal` also turn the chat
+   * template's thinking off (`enable_thinking: false`); embedded: no switch (not applied).
+   */
+  reasoningEffort?: ReasoningEffort;
   /** The conversation this request continues (user/session): engines keep its KV cache warm. */
   cacheKey?: string;
   /** Aborting stops generation at once; the stream then throws a `cancelled` RuntimeError. */

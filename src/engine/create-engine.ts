@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { isSafeId } from "../shared/safe-id.js";
+import { storeName } from "../shared/store-name.js";
 import { autoThreads } from "./auto-threads.js";
 import { physicalCores } from "./cpu-cores.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
@@ -46,7 +47,7 @@ export async function createEngine(name: string, deps: EngineDeps): Promise<Engi
         llama: deps.llama,
         logger,
         parallel: model.parallel,
-        kvCache: { dir: kvCacheDir(deps.config.app.data_dir, name), diskBytes: model.kv_cache_disk_bytes },
+        kvCache: { dir: kvCacheDir(deps.config.app.data_dir, name), legacyDir: legacyKvCacheDir(deps.config.app.data_dir, name), diskBytes: model.kv_cache_disk_bytes },
         ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
         ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
       });
@@ -77,10 +78,16 @@ export async function createEngine(name: string, deps: EngineDeps): Promise<Engi
   }
 }
 
-/** `<data_dir>/kv-cache/<model name>`; a name that is not a safe folder name is hashed. */
+/** `<data_dir>/kv-cache/<storeName of the model name>` (`Qwen` and `qwen` apart on any disk). */
 export function kvCacheDir(dataDir: string, modelName: string): string {
+  return path.join(dataDir, "kv-cache", storeName(modelName));
+}
+
+/** The folder earlier versions used (raw name, or a hash), or null when it is the current one. */
+export function legacyKvCacheDir(dataDir: string, modelName: string): string | null {
   const folder = isSafeId(modelName) ? modelName : `model-${createHash("sha256").update(modelName).digest("hex").slice(0, 16)}`;
-  return path.join(dataDir, "kv-cache", folder);
+  const dir = path.join(dataDir, "kv-cache", folder);
+  return dir === kvCacheDir(dataDir, modelName) ? null : dir;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { SamplingOverrides, ToolChoice } from "../engine/chat-types.js";
+import type { ReasoningEffort, SamplingOverrides, ToolChoice } from "../engine/chat-types.js";
 
 /** An output format as the dialects give it (chat's `response_format`, Responses' `text.format`), flattened. */
 export type OutputFormatField = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema?: Record<string, unknown> | undefined; strict?: boolean | null | undefined };
@@ -15,6 +15,7 @@ export interface SamplingFields {
   parallel_tool_calls?: boolean | null | undefined;
   format?: OutputFormatField | null | undefined;
   tool_choice?: ToolChoice | null | undefined;
+  reasoning_effort?: ReasoningEffort | null | undefined;
 }
 
 /** Sampling and output fields that override the agent's config for this request. */
@@ -35,5 +36,6 @@ export function toSamplingOverrides(fields: SamplingFields): SamplingOverrides {
       : { type: "json_schema", name: format.name, schema: format.schema, ...(format.strict == null ? {} : { strict: format.strict }) };
   }
   if (fields.tool_choice != null) overrides.toolChoice = fields.tool_choice;
+  if (fields.reasoning_effort != null) overrides.reasoningEffort = fields.reasoning_effort;
   return overrides;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { access, mkdir, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../shared/private-dir.js";
 
 /**
  * Crash-safe file primitives. The rule they implement: a reader sees either the old bytes or the
@@ -41,9 +42,12 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** `mkdir -p` that also fsyncs the parents of the folders it created, so new folders survive a crash. */
+/**
+ * `mkdir -p` (new folders private: everything here lives under data_dir) that also fsyncs the
+ * parents of the folders it created, so new folders survive a crash.
+ */
 export async function ensureDir(dir: string): Promise<void> {
-  const firstCreated = await mkdir(dir, { recursive: true });
+  const firstCreated = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (firstCreated === undefined) return;
   await fsyncCreatedDirs(dir, firstCreated);
 }
@@ -86,7 +90,7 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
   const temp = tempPathFor(target);
   let renamed = false;
   try {
-    const handle = await open(temp, "wx", 0o600);
+    const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
     try {
       await handle.writeFile(data);
       await handle.sync();
@@ -111,7 +115,7 @@ export async function writeNewFile(target: string, data: string | Uint8Array): P
     const candidate = attempt === 1 ? target : `${target}-${attempt}`;
     let handle;
     try {
-      handle = await open(candidate, "wx", 0o600);
+      handle = await open(candidate, "wx", PRIVATE_FILE_MODE);
     } catch (error) {
       if (errorCode(error) === "EEXIST" && attempt < 100) continue;
       throw error;

@@ -18,14 +18,17 @@ export class FileSessionCatalog implements SessionCatalog {
 
   constructor(
     dataDir: string,
-    private readonly sessions: Pick<HistoryReader, "listSessions">,
+    /** `legacyNamesMigrated` (FileSessionStore): meta is read and written only once old folders have their new names. */
+    private readonly sessions: Pick<HistoryReader, "listSessions"> & { legacyNamesMigrated?: () => Promise<void> },
     private readonly logger?: Logger,
   ) {
     this.dataDir = path.resolve(dataDir);
   }
 
   async readMeta(userId: string, sessionId: string): Promise<SessionMeta | null> {
-    const read = await readJsonRecord(sessionPaths(this.dataDir, userId, sessionId).meta, isSessionMeta);
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.sessions.legacyNamesMigrated?.();
+    const read = await readJsonRecord(paths.meta, isSessionMeta);
     if (read.status === "ok") return read.value;
     if (read.status === "unreadable") this.logger?.warn({ user_id: userId, session_id: sessionId }, "session meta (session.json) is unreadable; ignored");
     return null;
@@ -33,6 +36,7 @@ export class FileSessionCatalog implements SessionCatalog {
 
   async writeMeta(userId: string, sessionId: string, meta: SessionMeta): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.sessions.legacyNamesMigrated?.();
     await storing(paths.meta, async () => {
       await ensureDir(paths.dir);
       await writeFileAtomic(paths.meta, JSON.stringify(meta));
@@ -46,8 +50,10 @@ export class FileSessionCatalog implements SessionCatalog {
   }
 
   async exists(userId: string, sessionId: string): Promise<boolean> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.sessions.legacyNamesMigrated?.();
     try {
-      return (await stat(sessionPaths(this.dataDir, userId, sessionId).dir)).isDirectory();
+      return (await stat(paths.dir)).isDirectory();
     } catch (error) {
       if (isNotFound(error)) return false;
       throw error;

@@ -1,10 +1,12 @@
-import { mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
+import { readdir, rename, rmdir, unlink } from "node:fs/promises";
+import { ensurePrivateDir } from "../shared/private-dir.js";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
-import { isSafeId } from "../shared/safe-id.js";
+import { idFromStoreName } from "../shared/store-name.js";
 import { ensureDir, freeName, fsyncCreatedDirs, fsyncDir, isNotFound, isTempFor, writeFileAtomic } from "./atomic-file.js";
 import { appendHistoryEntry, lastEntryTraceId, loadHistoryFile, readHistoryEntries } from "./history-file.js";
 import { readJsonRecord } from "./json-record-file.js";
+import { migrateLegacyNames, refuseToCreate } from "./legacy-store-names.js";
 import { isCheckpoint } from "./record-schemas.js";
 import { storing } from "./storage-error.js";
 import { SessionLocks, type SessionLockOptions } from "./session-lock.js";
@@ -33,16 +35,30 @@ export class FileSessionStore implements SessionStore, HistoryReader {
   private readonly now: () => Date;
   /** Session folders the lock created whose parents are not fsynced yet: folder -> first created. */
   private readonly unsynced = new Map<string, string>();
+  /** The locks that guard moving folders of earlier versions (they never create a folder). */
+  private readonly legacyLocks: SessionLocks;
+  private namesMigrated: Promise<void> | undefined;
 
   constructor(dataDir: string, deps: FileSessionStoreDeps = {}) {
     this.dataDir = path.resolve(dataDir);
     this.logger = deps.logger;
     this.locks = new SessionLocks({ ...deps.lock, logger: deps.logger, createDir: (dir) => this.createSessionDir(dir) });
+    this.legacyLocks = new SessionLocks({ ...deps.lock, logger: deps.logger, createDir: refuseToCreate });
     this.now = deps.now ?? (() => new Date());
+  }
+
+  /**
+   * Resolves once folders named by an earlier version (raw ids) have their new names; the first
+   * call starts the move, every call returns the same promise, which never rejects.
+   */
+  legacyNamesMigrated(): Promise<void> {
+    this.namesMigrated ??= migrateLegacyNames(this.dataDir, this.legacyLocks, this.logger);
+    return this.namesMigrated;
   }
 
   async loadHistory(userId: string, sessionId: string): Promise<LoadedHistory> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
     const { entries, warnings } = await loadHistoryFile(paths.history, this.now);
     for (const warning of warnings) this.logger?.warn({ user_id: userId, session_id: sessionId }, warning);
     return { messages: entries.flatMap((entry) => entry.messages), warnings };
@@ -50,6 +66,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async appendTurn(userId: string, sessionId: string, entry: HistoryEntry): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
     await storing(paths.history, async () => {
       await this.durableDir(paths.dir);
       await appendHistoryEntry(paths.history, entry);
@@ -58,6 +75,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async readCheckpoint(userId: string, sessionId: string): Promise<Checkpoint | null> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
     const read = await readJsonRecord(paths.checkpoint, isCheckpoint);
     if (read.status === "missing") return null;
     if (read.status === "ok") {
@@ -77,6 +95,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async writeCheckpoint(userId: string, sessionId: string, checkpoint: Checkpoint): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
     await storing(paths.checkpoint, async () => {
       await this.durableDir(paths.dir);
       await writeFileAtomic(paths.checkpoint, JSON.stringify(checkpoint));
@@ -86,6 +105,7 @@ export class FileSessionStore implements SessionStore, HistoryReader {
   /** Removes the checkpoint and any temp file a crash mid-write left behind. */
   async clearCheckpoint(userId: string, sessionId: string): Promise<void> {
     const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
     let names: string[];
     try {
       names = await readdir(paths.dir);
@@ -111,7 +131,8 @@ export class FileSessionStore implements SessionStore, HistoryReader {
    * that must be durable (the turn's first checkpoint, written off that path, or the history).
    */
   private async createSessionDir(dir: string): Promise<void> {
-    const first = await mkdir(dir, { recursive: true });
+    // Private (0700) like everything under data_dir; data_dir and sessions/ tightened if found open.
+    const first = await ensurePrivateDir(dir, this.dataDir);
     if (first !== undefined) this.unsynced.set(dir, first);
   }
 
@@ -126,9 +147,10 @@ export class FileSessionStore implements SessionStore, HistoryReader {
   }
 
   async withSessionLock<T>(userId: string, sessionId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    // No await before run(): the in-process queue must be joined in call order.
+    // No await before run(): the in-process queue must be joined in call order (every caller
+    // chains on the one legacyNamesMigrated promise, whose callbacks run in that order).
     const paths = sessionPaths(this.dataDir, userId, sessionId);
-    return this.locks.run(paths.lock, fn, signal).catch(async (error: unknown) => {
+    return this.legacyNamesMigrated().then(() => this.locks.run(paths.lock, fn, signal)).catch(async (error: unknown) => {
       await this.removeIfEmpty(paths.dir, userSessionsDir(this.dataDir, userId));
       throw error;
     });
@@ -153,9 +175,14 @@ export class FileSessionStore implements SessionStore, HistoryReader {
 
   async listSessions(userId: string): Promise<string[]> {
     const dir = userSessionsDir(this.dataDir, userId);
+    await this.legacyNamesMigrated();
     try {
       const entries = await readdir(dir, { withFileTypes: true });
-      return entries.filter((entry) => entry.isDirectory() && isSafeId(entry.name)).map((entry) => entry.name);
+      // Folder names are storeNames: the exact ids come back from them.
+      return entries.flatMap((entry) => {
+        const id = entry.isDirectory() ? idFromStoreName(entry.name) : null;
+        return id === null ? [] : [id];
+      });
     } catch (error) {
       if (isNotFound(error)) return [];
       throw error;
@@ -163,6 +190,8 @@ export class FileSessionStore implements SessionStore, HistoryReader {
   }
 
   async readTurns(userId: string, sessionId: string): Promise<HistoryEntry[]> {
-    return readHistoryEntries(sessionPaths(this.dataDir, userId, sessionId).history);
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    await this.legacyNamesMigrated();
+    return readHistoryEntries(paths.history);
   }
 }

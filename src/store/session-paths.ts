@@ -1,17 +1,20 @@
 import path from "node:path";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { assertSafeId } from "../shared/safe-id.js";
+import { storeName } from "../shared/store-name.js";
 
 /**
  * Every on-disk path of the store, built in one place so that no other file joins a user-supplied
  * id into a path. Layout under data_dir:
  *
- *   sessions/<user_id>/<session_id>/history.jsonl      one HistoryEntry per line, append-only
- *   sessions/<user_id>/<session_id>/checkpoint.json    L2 checkpoint, replaced atomically
- *   sessions/<user_id>/<session_id>/session.lock       cross-process turn lock (exists while held)
- *   sessions/<user_id>/<session_id>/session.json       SessionMeta (ACP sessions: cwd, title), replaced atomically
- *   memory/<user_id>/*.md                              the user's notes, indexed by memory
+ *   sessions/<user>/<session>/history.jsonl      one HistoryEntry per line, append-only
+ *   sessions/<user>/<session>/checkpoint.json    L2 checkpoint, replaced atomically
+ *   sessions/<user>/<session>/session.lock       cross-process turn lock (exists while held)
+ *   sessions/<user>/<session>/session.json       SessionMeta (ACP sessions: cwd, title), replaced atomically
+ *   memory/<user>/*.md                           the user's notes, indexed by memory
  *
+ * `<user>` and `<session>` are storeName of the exact ids (unique on case-insensitive disks too;
+ * `Alice` -> `+alice`); earlier versions used the raw id (legacy-store-names.ts moves those).
  * Ids are checked with assertSafeId before any join (the SessionRunner checks them too: defense in
  * depth), and the joined path is checked to be inside data_dir in case the id rule ever loosens.
  */
@@ -42,14 +45,14 @@ export function assertInside(root: string, candidate: string): string {
 export function userSessionsDir(dataDir: string, userId: string): string {
   const root = path.resolve(dataDir);
   assertSafeId("user_id", userId);
-  return assertInside(root, path.join(root, "sessions", userId));
+  return assertInside(root, path.join(root, "sessions", storeName(userId)));
 }
 
 export function sessionPaths(dataDir: string, userId: string, sessionId: string): SessionPaths {
   const root = path.resolve(dataDir);
   assertSafeId("user_id", userId);
   assertSafeId("session_id", sessionId);
-  const dir = assertInside(root, path.join(root, "sessions", userId, sessionId));
+  const dir = assertInside(root, path.join(root, "sessions", storeName(userId), storeName(sessionId)));
   return {
     dir,
     history: path.join(dir, HISTORY_FILE),
@@ -59,11 +62,11 @@ export function sessionPaths(dataDir: string, userId: string, sessionId: string)
   };
 }
 
-/** `data_dir/memory/<user_id>`: markdown notes the memory index reads. */
+/** `data_dir/memory/<user>`: markdown notes the memory index reads. */
 export function userNotesDir(dataDir: string, userId: string): string {
   const root = path.resolve(dataDir);
   assertSafeId("user_id", userId);
-  return assertInside(root, path.join(root, "memory", userId));
+  return assertInside(root, path.join(root, "memory", storeName(userId)));
 }
 
 /** A file-name-safe timestamp (no `:`), for `.corrupt-<timestamp>` copies. */

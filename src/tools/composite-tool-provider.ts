@@ -44,6 +44,12 @@ export class CompositeToolProvider implements ToolProvider {
     return route.part.call(route.inner, args, options);
   }
 
+  async refusal(name: string, args: Record<string, unknown>): Promise<string | null> {
+    const route = this.combined().routes.get(name);
+    if (route === undefined || this.closed || route.part.refusal === undefined) return null;
+    return route.part.refusal(route.inner, args);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled(this.parts.filter((part) => part.owned).map((part) => part.provider.close()));

@@ -34,6 +34,12 @@ export interface ToolProvider {
   /** The tools an agent may use: names or globs (`*`, `files_*`), `*` = all. */
   list(patterns: readonly string[]): ToolDescriptor[];
   call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
+  /**
+   * Why a call could not run (a path outside the workspace), checked before the user is asked to
+   * approve it, so nobody is asked about a call that would be refused; null: it may run. `call`
+   * checks again (things may change while the user decides).
+   */
+  refusal?(name: string, args: Record<string, unknown>): Promise<string | null>;
   close(): Promise<void>;
 }
 

@@ -19,16 +19,22 @@ if (netnsProblem !== null) process.stderr.write(NETNS_UNAVAILABLE_MESSAGE(netnsP
 const skip =
   codexBinary === null ? "Codex CLI not installed: npm run install:codex" : netnsProblem !== null ? `no loopback-only network namespace: ${netnsProblem}` : false;
 
-/** The agent Codex asks for by name (Codex's `model`; an http.model_aliases entry would map gpt-5-codex to it). */
+/** The agent: named in Codex's `model` (text turn), or reached through http.model_aliases from a Codex model name (tool turn). */
 const AGENT = "coder";
 const TOKEN = "codex-test-token";
+/**
+ * A model name Codex 0.169.0 has no metadata for, so it sends its plain function tools. (With no
+ * `model` it sends its default, gpt-6.1-sol, whose catalog entry switches to an `additional_tools`
+ * input item and a freeform `custom` exec tool: see docs/clients.md.)
+ */
+const CODEX_MODEL = "gpt-5-codex";
 
 interface ResponseEvent {
   type: string;
   sequence_number: number;
   delta?: string;
   item?: { type: string; id?: string; call_id?: string; name?: string; arguments?: string; content?: Array<{ type: string; text?: string }> };
-  response?: { status: string; usage?: { input_tokens: number } };
+  response?: { status: string; model?: string; usage?: { input_tokens: number } };
 }
 
 /** The Responses stream the server sent, as Codex received it. */
@@ -40,7 +46,7 @@ function eventsOf(exchange: Exchange): ResponseEvent[] {
   });
 }
 
-function requestOf(exchange: Exchange): { input: Array<Record<string, unknown>>; tools: Array<{ type: string; name?: string }>; stream: boolean } {
+function requestOf(exchange: Exchange): { model: string; input: Array<Record<string, unknown>>; tools: Array<{ type: string; name?: string }>; stream: boolean } {
   assert.equal(`${exchange.method} ${exchange.url}`, "POST /v1/responses");
   assert.equal(exchange.requestHeaders.authorization, `Bearer ${TOKEN}`);
   return JSON.parse(exchange.requestBody) as ReturnType<typeof requestOf>;
@@ -88,15 +94,22 @@ describe(`Codex CLI ${pinnedCodexVersion() ?? "?"} (codex exec) against serve-ht
     const command = "echo hi";
     const report = await runCodexScenario({
       codexBinary: codexBinary ?? "",
-      serverYaml: configYaml({ llama: { models: { default: { ...openaiModel(UPSTREAM_URL_PLACEHOLDER, "test-model"), ctx_size: 131072 } } }, agents: { [AGENT]: { temperature: 0 } } }),
+      serverYaml: configYaml({
+        llama: { models: { default: { ...openaiModel(UPSTREAM_URL_PLACEHOLDER, "test-model"), ctx_size: 131072 } } },
+        agents: { [AGENT]: { temperature: 0 } },
+        // Codex keeps a model name of its own; the glob maps it to the agent.
+        http: { model_aliases: { "gpt-5*": AGENT } },
+      }),
       bearerToken: TOKEN,
-      model: AGENT,
+      model: CODEX_MODEL,
       prompt: `Run \`${command}\`.`,
       upstreamSteps: [{ call: { id: "call_up_1", name: "exec_command", arguments: { cmd: command } } }, { text: ["The command ", "printed hi."] }],
     });
     assertCodexSucceeded(report);
     assert.equal(report.exchanges.length, 2, "one request for the call, one with its output");
     const [first, second] = report.exchanges as [Exchange, Exchange];
+    assert.equal(requestOf(first).model, CODEX_MODEL);
+    assert.equal(eventsOf(first).at(-1)?.response?.model, CODEX_MODEL, "the answer echoes the name Codex sent");
 
     // 1. The server turned the upstream's tool call into a function_call item and ended the response.
     const callItem = eventsOf(first).find((event) => event.type === "response.output_item.done")?.item;

@@ -49,6 +49,9 @@ describe("POST /v1/responses on the llama-server engine (real llama-server)", { 
     const final = await stream.finalResponse();
     assert.equal(final.output_text, DEMO_SENTENCE);
     assert.deepEqual([seen[0], seen[1], seen.at(-1)], ["response.created", "response.in_progress", "response.completed"]);
+    // Thinking off (chat_template_kwargs.enable_thinking: false) is accepted; this template has no switch.
+    const quiet = await client().responses.create({ model: "assistant", input: "Hello", reasoning: { effort: "none" }, store: false });
+    assert.equal(quiet.output_text, DEMO_SENTENCE);
   });
 
   it("a function tool the model calls comes back as a function_call item; its output gets the answer", async () => {

@@ -295,6 +295,46 @@ describe("function tools over the openai engine (scripted upstream)", () => {
     assert.deepEqual(upstreamMessages(before).slice(2).map((m) => [m.role, m.role === "tool" ? m.content : ((m.tool_calls as Json[])[0]?.function as Json).name]), [["assistant", "spawn_agent"], ["tool", "agent 7"]]);
   });
 
+  it("with previous_response_id only the function_call_output is sent: it answers the stored call", async () => {
+    upstream.push({ call: { id: "call_3", name: "exec_command", arguments: { cmd: "ls" } } }, { text: ["Two files."] });
+    const first = await client().responses.create({ model: "remote", input: "list files", tools });
+    assert.equal(first.output[0]?.type, "function_call");
+    const before = upstream.chats().length;
+    const second = await client().responses.create({ model: "remote", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: "call_3", output: "a\nb" }], tools });
+    assert.equal(second.output_text, "Two files.");
+    assert.deepEqual(upstreamMessages(before).slice(1).map((m) => [m.role, m.role === "tool" ? [m.tool_call_id, m.content] : m.content]), [["user", "list files"], ["assistant", ""], ["tool", ["call_3", "a\nb"]]]);
+  });
+
+  it("a request shaped as Codex CLI sends it streams to response.completed; only the hosted tool is reported as skipped", async () => {
+    upstream.push({ text: ["Hi from the upstream."] });
+    const body = {
+      model: "remote",
+      instructions: null,
+      input: [
+        { type: "message", role: "developer", content: [{ type: "input_text", text: "You are Codex, a coding agent." }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "<environment_context>cwd: /tmp</environment_context>" }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "say hi" }] },
+      ],
+      tools: [execCommand, namespace, { type: "web_search", external_web_access: false }],
+      tool_choice: "auto",
+      parallel_tool_calls: true,
+      reasoning: { summary: "auto" },
+      store: false,
+      stream: true,
+      include: ["reasoning.encrypted_content"],
+      prompt_cache_key: "0199-codex-session",
+      client_metadata: { originator: "codex_exec" },
+    };
+    const events = await readSseEvents(await postResponses(server.base, body));
+    for (const event of events) assertEventShape(types, event.data);
+    const done = events.filter((e) => e.data.type === "response.output_item.done").map((e) => e.data.item as { type: string; content?: Array<{ text: string }> });
+    assert.deepEqual(done.map((item) => [item.type, item.content?.[0]?.text]), [["message", "Hi from the upstream."]]);
+    const completed = events.at(-1)?.data as { type: string; response: { local_ai: { warnings: string[] }; prompt_cache_key: string } };
+    assert.equal(completed.type, "response.completed");
+    assert.deepEqual(completed.response.local_ai.warnings, ['tools[2]: tool type "web_search" is not supported by this server; skipped']);
+    assert.equal(completed.response.prompt_cache_key, "0199-codex-session");
+  });
+
   it("tool_choice naming a function that is not offered is a 400 naming tool_choice", async () => {
     const reply = await refused({ model: "remote", input: "x", tools: [execCommand], tool_choice: { type: "function", name: "nope" } });
     assert.deepEqual([reply.status, reply.error.param], [400, "tool_choice"]);
@@ -426,6 +466,18 @@ describe("reasoning, truncation and failures (scripted upstream)", () => {
     ]);
     assert.deepEqual(events.filter((e) => e.data.type === "response.output_item.added").map((e) => [e.data.output_index, (e.data.item as Json).type]), [[0, "reasoning"], [1, "message"]]);
     assert.equal(events[6]?.data.text, "Let me think.");
+  });
+
+  it("reasoning.effort reaches the upstream as reasoning_effort; on the embedded engine none is reported as not applied", async () => {
+    upstream.push({ text: ["ok"] });
+    const before = upstream.chats().length;
+    await client().responses.create({ model: "remote", input: "think less", reasoning: { effort: "minimal" }, store: false });
+    assert.equal((upstream.chats()[before]?.body as Json).reasoning_effort, "minimal");
+    const embedded = await client().responses.create({ model: "assistant", input: "Hello!", reasoning: { effort: "none" }, store: false });
+    assert.equal(embedded.output_text, DEMO_SENTENCE);
+    assert.deepEqual((embedded as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings, ['reasoning effort "none" is not applied by the embedded engine (no thinking switch): a model that thinks still does']);
+    const bad = await refused({ model: "assistant", input: "x", reasoning: { effort: "extreme" } });
+    assert.deepEqual([bad.status, bad.error.param], [400, "reasoning.effort"]);
   });
 
   it("a turn that fails after the stream started ends with response.failed carrying an error, never a cut stream", async () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { PassThrough, Readable, Writable } from "node:stream";
 import {
   client,
@@ -28,6 +29,15 @@ export type PermissionPolicy = (seen: SeenPermission) => Promise<RequestPermissi
 
 export const choose = (optionId: string): RequestPermissionResponse => ({ outcome: { outcome: "selected", optionId } });
 
+export type ToolUpdate = Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>;
+
+/** The `tool_call` / `tool_call_update`s of one call, in arrival order. */
+export const toolUpdates = (editor: AcpEditor, sessionId: string, id: string): ToolUpdate[] =>
+  editor.updates(sessionId).filter((u): u is ToolUpdate => (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") && u.toolCallId === id);
+
+/** `tool_call:pending`, `tool_call_update:in_progress`...: how a call was shown. */
+export const statusTrail = (updates: ToolUpdate[]): string[] => updates.map((u) => `${u.sessionUpdate}:${u.status ?? "-"}`);
+
 /**
  * An editor as Zed or JetBrains is one: it spawns `local-ai serve-stdio --protocol acp`, speaks
  * ACP through the official SDK's client side, shows `session/update`s, answers permission
@@ -47,6 +57,8 @@ export class AcpEditor {
   stdout = "";
   stderr = "";
   permissionPolicy: PermissionPolicy = () => choose("allow_once");
+  /** Also write `fs/write_text_file` to disk as real editors do (following symlinks), not only to the buffer. */
+  writeThrough = false;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private listeners: Array<() => void> = [];
 
@@ -89,6 +101,7 @@ export class AcpEditor {
       .onRequest(methods.client.fs.writeTextFile, (ctx) => {
         this.writes.push(ctx.params);
         this.buffers.set(ctx.params.path, ctx.params.content);
+        if (this.writeThrough) writeFileSync(ctx.params.path, ctx.params.content);
         return {};
       })
       .onRequest(methods.client.terminal.create, (ctx) => this.terminals.create(ctx.params))

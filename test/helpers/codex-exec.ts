@@ -14,8 +14,8 @@ export interface CodexExecOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <token>` (serve-http's --bearer-token). */
   bearerToken: string;
-  /** The `model` Codex sends: an agent name (or an alias once http.model_aliases exists). */
-  model: string;
+  /** The `model` Codex sends: an agent name or an `http.model_aliases` name; absent: Codex's own default. */
+  model?: string;
   prompt: string;
   /** Working directory for the task; a fresh temp folder when absent. */
   cwd?: string;
@@ -42,9 +42,9 @@ export const CODEX_TOKEN_ENV = "LOCAL_AI_TOKEN";
  * a custom provider on the Responses wire API, the key from an env var, and everything that would
  * otherwise call out to the internet turned off (update check, analytics, plugins).
  */
-export function codexConfigToml(baseUrl: string, model: string): string {
+export function codexConfigToml(baseUrl: string, model?: string): string {
   return [
-    `model = ${JSON.stringify(model)}`,
+    ...(model === undefined ? [] : [`model = ${JSON.stringify(model)}`]),
     `model_provider = "local-ai"`,
     "check_for_update_on_startup = false",
     "",

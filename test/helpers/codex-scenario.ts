@@ -24,8 +24,8 @@ export interface CodexScenario {
   /** serve-http's config.yaml (see UPSTREAM_URL_PLACEHOLDER). */
   serverYaml: string;
   bearerToken: string;
-  /** The model name Codex sends. */
-  model: string;
+  /** The model name Codex sends; absent: Codex's own default (an http.model_aliases glob maps it). */
+  model?: string;
   prompt: string;
   /** Starts the scripted OpenAI-compatible upstream with these steps (openai-agent-upstream.ts). */
   upstreamSteps?: UpstreamStep[];
@@ -85,7 +85,7 @@ async function main(specPath: string, reportPath: string): Promise<void> {
       binary: spec.codexBinary,
       baseUrl: `${proxy.base}/v1`,
       bearerToken: spec.bearerToken,
-      model: spec.model,
+      ...(spec.model === undefined ? {} : { model: spec.model }),
       prompt: spec.prompt,
     });
     const report: CodexScenarioReport = {

@@ -14,9 +14,11 @@ export interface HttpServer {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** The built CLI's serve-http on a free port with the given config body; resolves once /health is 200. */
-export async function startHttpServer(yaml: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServer> {
+/** The built CLI's serve-http on a free port with the given config body; resolves once /health is 200. `prepare` runs before the start. */
+export async function startHttpServer(yaml: string, extraArgs: string[] = [], env: Record<string, string> = {}, prepare?: (dir: string) => Promise<void>): Promise<HttpServer> {
   const { dir, configPath } = await tempConfig(yaml);
+  // Files the server must find at its start (an old data dir), written in the config's folder.
+  await prepare?.(dir);
   const port = await freePort();
   const proc = new CliProcess(["serve-http", "--config", configPath, "--port", String(port), ...extraArgs], { cwd: dir, env });
   const base = `http://127.0.0.1:${port}`;

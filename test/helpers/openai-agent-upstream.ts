@@ -64,6 +64,16 @@ export async function startAgentUpstream(steps: UpstreamStep[] = []): Promise<Ag
   };
 }
 
+/** The tool message the upstream got for a call (in a later request): what the model was told. */
+export function toolResultSent(upstream: AgentUpstream, callId: string): string | undefined {
+  for (const request of upstream.chats()) {
+    const messages = (request.body as { messages: Array<{ role: string; tool_call_id?: string; content?: string }> }).messages;
+    const found = messages.find((m) => m.role === "tool" && m.tool_call_id === callId);
+    if (found !== undefined) return found.content;
+  }
+  return undefined;
+}
+
 /** The `openai` engine pointed at an upstream, for config.yaml. */
 export function openaiModelYaml(baseUrl: string, agentLines: string[] = []): string {
   return [

@@ -148,6 +148,42 @@ describe("workspace paths: editor tools stay inside the session's cwd", () => {
     await assertRealInside(ws, path.join(ws, "new/file.txt"), "new/file.txt");
     await assert.rejects(assertRealInside(ws, path.join(ws, "link/key.txt"), "link/key.txt"), (error: RuntimeError) => error.code === "invalid_params");
   });
+
+  it("follows links whose targets do not exist yet (file, directory, chains, relative and absolute), refuses those that lead out, and bounds loops", async () => {
+    const root = await realpath(await mkdtemp(path.join(tmpdir(), "local-ai-ws-")));
+    const ws = path.join(root, "ws");
+    await mkdir(path.join(ws, "sub"), { recursive: true });
+    const refused = (given: string, param: "path" | "cwd" = "path"): Promise<void> =>
+      assert.rejects(assertRealInside(ws, path.join(ws, given), given, param), (error: RuntimeError) => error.code === "invalid_params" && error.message === `${param} ${JSON.stringify(given)} is outside the session's working directory ${ws}`, given);
+    const links: Array<[string, string]> = [
+      ["dl", path.join(root, "new.txt")], // dangling file link, absolute target
+      ["dldir", path.join(root, "newdir")], // dangling directory link
+      ["rel", "../outside.txt"], // dangling, relative target
+      ["chain1", "chain2"], // a chain ending outside
+      ["chain2", "sub/../dl"],
+      ["sub/up", "../../elsewhere/x"], // relative to the link's own folder
+      ["inside", "sub/later.txt"], // dangling, but inside
+      ["insidedir", "sub/newdir"],
+      ["loop1", "loop2"],
+      ["loop2", "loop1"],
+      ["dotdot", "sub/.."], // a link to a folder, then `..` out of it
+    ];
+    for (const [link, target] of links) await symlink(target, path.join(ws, link));
+    await refused("dl");
+    await refused("dldir/x.txt");
+    await refused("dldir/deeper/x.txt");
+    await refused("rel");
+    await refused("chain1");
+    await refused("sub/up");
+    await refused("dl", "cwd");
+    await assertRealInside(ws, path.join(ws, "inside"), "inside");
+    await assertRealInside(ws, path.join(ws, "insidedir/x.txt"), "insidedir/x.txt");
+    await assertRealInside(ws, path.join(ws, "dotdot/sub/x"), "dotdot/sub/x");
+    await assert.rejects(assertRealInside(ws, path.join(ws, "loop1"), "loop1"), (error: RuntimeError) => error.code === "invalid_params" && /more than 40 symbolic links/.test(error.message));
+    // A file whose name starts with two dots is inside.
+    assert.equal(resolveInWorkspace(ws, "..hidden"), path.join(ws, "..hidden"));
+    await assertRealInside(ws, path.join(ws, "..hidden"), "..hidden");
+  });
 });
 
 describe("toRequestError: RuntimeError codes as ACP's JSON-RPC errors", () => {

@@ -151,6 +151,26 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
     assert.equal(tools.calls.length, 1);
   });
 
+  it("a call its provider refuses (ToolProvider.refusal) is refused before approval: never asked, never paused, never run", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "../x" }, "r1"), say("refused"), callTool("write", { text: "../x" }, "r2"), say("refused again")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }]);
+    const refusal = async (_name: string, args: Record<string, unknown>): Promise<string | null> => (String(args.text).startsWith("..") ? `path ${JSON.stringify(args.text)} is outside` : null);
+    const h = await agentHarness(engine, Object.assign(tools, { refusal }));
+    let asked = 0;
+    const first = await h.turn({ session_id: "ref", input: "write" }, undefined, { askApproval: async () => (asked++, "approve") });
+    assert.equal(first.result.response, "refused");
+    assert.equal(asked, 0, "nobody is asked about a call that cannot run");
+    assert.deepEqual(first.result.warnings, []);
+    assert.equal(lastTool(engine.requests[1]!.messages), 'Error (error): path "../x" is outside');
+    const done = first.events.filter((e) => e.event === "tool_start" || e.event === "tool_done").map((e) => (e.event === "tool_done" ? `${e.event}:${e.status}` : e.event));
+    assert.deepEqual(done, ["tool_done:error"]);
+    // A front door that pauses for approval does not pause for it either.
+    const second = await h.turn({ session_id: "ref", input: "write again" });
+    assert.equal(second.result.response, "refused again");
+    assert.equal(second.result.pending_approval, undefined);
+    assert.equal(tools.calls.length, 0);
+  });
+
   it("a front door that can ask: the approval callback is asked mid-turn; approve runs the tool", async () => {
     const engine = new ScriptedEngine([callTool("write", { text: "x" }, "call-7"), say("written")]);
     const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true, replies: { content: "ok" } }, echoTool()]);

@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { parseConfigText } from "../../src/config/load-config.js";
 import type { Config } from "../../src/config/schema.js";
 import { checkLlamaServerBinary } from "../../src/diagnostics/checks/llama-server-binary.js";
+import { checkDataDir } from "../../src/diagnostics/checks/data-dir.js";
 import { checkModels } from "../../src/diagnostics/checks/models.js";
 import { downloadSettingsOf } from "../../src/models/download-settings.js";
 import { checkNode, checkSystem, compareVersions, readSystemProbe } from "../../src/diagnostics/checks/system.js";
@@ -177,5 +178,24 @@ describe("llama-server binary check", () => {
     const [result] = await checkLlamaServerBinary(configFor(real ?? ""), { env: { PATH: process.env.PATH } });
     assert.equal(result?.status, "ok", result?.finding);
     assert.match(result?.finding ?? "", /version: \S+/);
+  });
+});
+
+describe("data_dir check: its mode", () => {
+  it("warns about a data dir other users can open, with the chmod that fixes it; ok at 0700", { skip: isWindows }, async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "local-ai-doctor-mode-"));
+    await chmod(dataDir, 0o755);
+    const open = await checkDataDir(dataDir);
+    assert.equal(open.status, "warn", open.finding);
+    assert.equal(open.finding.endsWith(`${dataDir} is open to other users (mode 755: they can read, enter it, and list every user and session id)`), true, open.finding);
+    assert.equal(open.fix, `chmod 700 ${dataDir} (local-ai makes it 0700 itself the next time it writes there)`);
+    assert.equal(open.data?.mode, "755");
+    await chmod(dataDir, 0o770);
+    assert.match((await checkDataDir(dataDir)).finding, /mode 770: they can read, write, enter it/);
+    await chmod(dataDir, 0o700);
+    const closed = await checkDataDir(dataDir);
+    assert.equal(closed.status === "warn" && /open to other users/.test(closed.finding), false, closed.finding);
+    assert.equal(closed.data?.mode, undefined);
+    await rm(dataDir, { recursive: true, force: true });
   });
 });

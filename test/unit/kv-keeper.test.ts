@@ -1,13 +1,15 @@
 // KvKeeper's decisions (when to save, when to restore) against a recording stand-in for the files;
 // the real files and node-llama-cpp are exercised in test/e2e/embedded-kv-persistence.test.ts.
 import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { pino } from "pino";
-import { kvCacheDir } from "../../src/engine/create-engine.js";
+import { kvCacheDir, legacyKvCacheDir } from "../../src/engine/create-engine.js";
 import { KvKeeper } from "../../src/engine/embedded/kv-keeper.js";
-import type { KvStateFiles, ModelIdentity, SavedState } from "../../src/engine/embedded/kv-state-files.js";
+import { adoptLegacyDir, type KvStateFiles, type ModelIdentity, type SavedState } from "../../src/engine/embedded/kv-state-files.js";
 
 const identity: ModelIdentity = { path: "/m.gguf", size: 1, mtime_ms: 1, llama_cpp: "x@1" };
 const tokens = (...values: number[]): Token[] => values as Token[];
@@ -86,8 +88,32 @@ describe("KvKeeper", () => {
     assert.equal(calls.length, 2);
   });
 
-  it("kv-cache folders: one per model under data_dir; a name unsafe as a folder name is hashed", () => {
+  it("kv-cache folders: one per model under data_dir, named by storeName (a name unsafe as a folder name is hashed)", () => {
     assert.equal(kvCacheDir("/data", "default"), path.join("/data", "kv-cache", "default"));
-    assert.match(kvCacheDir("/data", "../x"), /kv-cache\/model-[0-9a-f]{16}$/);
+    assert.equal(kvCacheDir("/data", "Qwen"), path.join("/data", "kv-cache", "+qwen"));
+    assert.match(kvCacheDir("/data", "../x"), /kv-cache\/\+_[0-9a-f]{16}$/);
+    assert.equal(legacyKvCacheDir("/data", "default"), null);
+    assert.equal(legacyKvCacheDir("/data", "Qwen"), path.join("/data", "kv-cache", "Qwen"));
+    assert.match(legacyKvCacheDir("/data", "../x") ?? "", /kv-cache\/model-[0-9a-f]{16}$/);
+  });
+
+  it("an earlier version's kv-cache folder (that exact name) is moved to the new name; a same-letters folder of another model is not", async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "local-ai-kv-legacy-"));
+    try {
+      const logger = pino({ level: "silent" });
+      await mkdir(path.join(root, "kv-cache", "Qwen"), { recursive: true });
+      await writeFile(path.join(root, "kv-cache", "Qwen", "a.json"), "{}");
+      await adoptLegacyDir(path.join(root, "kv-cache", "Qwen"), kvCacheDir(root, "Qwen"), logger);
+      assert.deepEqual(await readdir(path.join(root, "kv-cache")), ["+qwen"]);
+      assert.deepEqual(await readdir(kvCacheDir(root, "Qwen")), ["a.json"]);
+      // Again: nothing left to move, nothing changes.
+      await adoptLegacyDir(path.join(root, "kv-cache", "Qwen"), kvCacheDir(root, "Qwen"), logger);
+      assert.deepEqual(await readdir(path.join(root, "kv-cache")), ["+qwen"]);
+      // `QWEN`'s old name is not on disk under exactly that name: `+qwen` is not taken for it.
+      await adoptLegacyDir(path.join(root, "kv-cache", "QWEN"), kvCacheDir(root, "QWEN"), logger);
+      assert.deepEqual(await readdir(path.join(root, "kv-cache")), ["+qwen"]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import {
-  formatPidFile, isRecordedServer, parsePidFile, pidFilePath, readPidFile, removePidFile, writePidFile, type PidRecord,
+  formatPidFile, isRecordedServer, legacyPidFileName, parsePidFile, pidFilePath, readPidFile, removePidFile, writePidFile, type PidRecord,
 } from "../../src/engine/llama-server/pid-file.js";
 import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 import { readCommandLine } from "../../src/shared/process/read-command-line.js";
@@ -22,7 +22,17 @@ const record: PidRecord = {
 
 test("pid file path stays inside <data_dir>/run whatever the model name", () => {
   assert.equal(pidFilePath("/data", "default"), path.join("/data", "run", "llama-server-default.pid"));
-  assert.equal(pidFilePath("/data", "../../etc/x y"), path.join("/data", "run", "llama-server-.._.._etc_x_y.pid"));
+  assert.match(pidFilePath("/data", "../../etc/x y"), /^\/data\/run\/llama-server-\+_[0-9a-f]{16}\.pid$/);
+});
+
+test("models whose names differ only by case get pid files whose names differ case-insensitively; the old name is still known", () => {
+  const upper = path.basename(pidFilePath("/data", "Qwen"));
+  const lower = path.basename(pidFilePath("/data", "qwen"));
+  assert.notEqual(upper.toLowerCase(), lower.toLowerCase());
+  assert.equal(lower, "llama-server-qwen.pid");
+  assert.equal(legacyPidFileName("Qwen"), "llama-server-Qwen.pid");
+  assert.equal(legacyPidFileName("qwen"), null);
+  assert.equal(legacyPidFileName("../x y"), "llama-server-.._x_y.pid");
 });
 
 test("pid file round-trips and rejects torn or foreign content", () => {

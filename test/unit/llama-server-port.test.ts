@@ -125,3 +125,37 @@ test("claimPort leaves alone a llama-server on the recorded port that started af
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("claimPort reaps an orphan named only by the pid file of an earlier version (raw model name) and leaves other models' files alone", { skip: process.platform !== "linux" && "reads process start times from /proc" }, async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
+  const fakeServer = path.join(dir, "llama-server");
+  await symlink(process.execPath, fakeServer);
+  const port = await listen("127.0.0.1").then(async ({ server, port }) => {
+    await close(server);
+    return port;
+  });
+  // Its own process group, as the supervisor starts llama-server.
+  const orphan = spawn(fakeServer, ["-e", "setInterval(() => {}, 60000)", "--", "--port", String(port)], { stdio: "ignore", detached: true });
+  const legacyFile = path.join(dir, "run", "llama-server-Qwen.pid");
+  const lowerFile = pidFilePath(dir, "qwen");
+  try {
+    await once(orphan, "spawn");
+    const exited = once(orphan, "exit");
+    await writePidFile(legacyFile, { pid: orphan.pid!, port, binary: fakeServer, model: "Qwen", startedAt: new Date().toISOString() });
+    await writePidFile(lowerFile, { pid: 999_999, port: port + 1, binary: fakeServer, model: "qwen", startedAt: new Date().toISOString() });
+    assert.equal(pidFilePath(dir, "Qwen"), path.join(dir, "run", "llama-server-+qwen.pid"));
+    const result = await claimPort({ modelName: "Qwen", port, pidFile: pidFilePath(dir, "Qwen"), logger: captureLogger().logger, graceMs: 500 });
+    assert.equal(result.reapedPid, orphan.pid);
+    await exited;
+    assert.equal(await readPidFile(legacyFile), null, "the old file is removed");
+    assert.equal((await readPidFile(lowerFile))?.model, "qwen", "model qwen's file is not Qwen's");
+
+    // On a case-insensitive disk the old name can open another model's file: its record decides.
+    await writePidFile(legacyFile, { pid: 999_999, port, binary: fakeServer, model: "qwen", startedAt: new Date().toISOString() });
+    await claimPort({ modelName: "Qwen", port, pidFile: pidFilePath(dir, "Qwen"), logger: captureLogger().logger, graceMs: 500 });
+    assert.equal((await readPidFile(legacyFile))?.model, "qwen", "a file naming another model is left alone");
+  } finally {
+    orphan.kill("SIGKILL");
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
 import { formatBytes } from "../../shared/format-bytes.js";
+import { isOpenToOthers } from "../../shared/private-dir.js";
 
 const ID = "data_dir";
 const TITLE = "Data directory";
@@ -47,7 +48,28 @@ export async function checkDataDir(dataDir: string): Promise<CheckResult> {
   } catch (error) {
     return fail(ID, TITLE, `${dataDir} is not writable: ${describeError(error)}`, `make ${dataDir} writable for this user (chmod/chown), or set app.data_dir to a folder you can write`, data);
   }
-  return withDiskSpace(dataDir, `${dataDir} is writable`, { ...data, exists: true });
+  return withOpenMode(dataDir, await withDiskSpace(dataDir, `${dataDir} is writable`, { ...data, exists: true }));
+}
+
+/**
+ * data_dir holds every conversation, and its folder names are user and session ids: a folder
+ * other users may enter is a warning with the chmod that fixes it (the runtime also tightens it
+ * the next time it writes there, docs/agent.md).
+ */
+async function withOpenMode(dataDir: string, result: CheckResult): Promise<CheckResult> {
+  if (process.platform === "win32") return result;
+  const mode = (await stat(dataDir).catch(() => null))?.mode;
+  if (mode === undefined || !isOpenToOthers(mode)) return result;
+  const octal = (mode & 0o777).toString(8);
+  const rights = [mode & 0o044 ? "read" : null, mode & 0o022 ? "write" : null, mode & 0o011 ? "enter" : null].filter((right) => right !== null).join(", ");
+  const finding = `${dataDir} is open to other users (mode ${octal}: they can ${rights} it, and list every user and session id)`;
+  const fix = `chmod 700 ${shellQuote(dataDir)} (local-ai makes it 0700 itself the next time it writes there)`;
+  const data = { ...result.data, mode: octal };
+  return result.status === "ok" ? warn(ID, TITLE, finding, fix, data) : { ...result, finding: `${result.finding}; ${finding}`, fix: `${result.fix ?? ""}; ${fix}`, data };
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 async function withDiskSpace(dir: string, finding: string, data: Record<string, unknown>): Promise<CheckResult> {

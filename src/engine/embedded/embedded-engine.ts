@@ -10,7 +10,7 @@ import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
 import type { ModelFileResolver } from "../model-file.js";
 import { SharedLoad, type LoadContext } from "./shared-load.js";
-import { createKvKeeper, type KvKeeper } from "./kv-keeper.js";
+import { createKvKeeper, type KvCacheSettings, type KvKeeper } from "./kv-keeper.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
@@ -27,7 +27,7 @@ export interface EmbeddedEngineDeps {
   /** Checks the GGUF metadata before llama.cpp sees it (a malformed file can abort the process). */
   validateModel?: (path: string) => Promise<void>;
   /** Where conversations' KV states are saved across eviction and restarts, and the disk budget (0: off). */
-  kvCache?: { dir: string; diskBytes: number };
+  kvCache?: KvCacheSettings;
   /** The local file of the model (its `path`, or the download of a reference); `path` by default. */
   modelFile?: ModelFileResolver;
 }

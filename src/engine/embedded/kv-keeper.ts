@@ -1,7 +1,14 @@
 import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { CONTINUATION, sameTokens, sharedPrefix } from "./sequence-pool.js";
-import { KvStateFiles, modelIdentity, type ModelIdentity } from "./kv-state-files.js";
+import { adoptLegacyDir, KvStateFiles, modelIdentity, type ModelIdentity } from "./kv-state-files.js";
+
+export interface KvCacheSettings {
+  dir: string;
+  /** Where an earlier version kept this model's states (moved to `dir` on first use), or null. */
+  legacyDir?: string | null;
+  diskBytes: number;
+}
 
 /**
  * The keeper for a loaded model, or null: kv_cache_disk_bytes 0, or a model whose state cannot be
@@ -9,7 +16,7 @@ import { KvStateFiles, modelIdentity, type ModelIdentity } from "./kv-state-file
  * node-llama-cpp does not save to disk.
  */
 export async function createKvKeeper(
-  settings: { dir: string; diskBytes: number } | undefined,
+  settings: KvCacheSettings | undefined,
   modelPath: string,
   llama: Llama,
   sequences: readonly LlamaContextSequence[],
@@ -18,6 +25,7 @@ export async function createKvKeeper(
   if (settings === undefined || settings.diskBytes === 0) return null;
   if (sequences.some((sequence) => sequence.needsCheckpoints)) return null;
   const logger = parentLogger.child({ component: "kv-cache" });
+  if (settings.legacyDir) await adoptLegacyDir(settings.legacyDir, settings.dir, logger);
   return new KvKeeper(new KvStateFiles(settings.dir, settings.diskBytes, logger), await modelIdentity(modelPath, llama), logger);
 }
 

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
 import { sameTokens } from "./sequence-pool.js";
 
 /** What a saved state was computed with; a state is only ever loaded into the same. */
@@ -72,7 +73,8 @@ export class KvStateFiles {
   async save(key: string, sequence: LlamaContextSequence, identity: ModelIdentity): Promise<boolean> {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // <data_dir>/kv-cache/<model>: the state encodes conversations.
+    await ensurePrivateDir(this.dir, path.dirname(this.dir));
     const { state, meta } = this.pathsFor(key);
     const suffix = `.tmp-${randomBytes(4).toString("hex")}`;
     const started = Date.now();
@@ -209,6 +211,22 @@ export class KvStateFiles {
   private pathsFor(key: string): { state: string; meta: string } {
     const stem = createHash("sha256").update(key).digest("hex").slice(0, 40);
     return { state: path.join(this.dir, `${stem}.state`), meta: path.join(this.dir, `${stem}.json`) };
+  }
+}
+
+/**
+ * Moves the folder an earlier version named `legacy` to `dir` when only the old one exists under
+ * exactly that name (on a case-insensitive disk `Qwen` would otherwise find `qwen`'s folder).
+ * States are a cache: whatever fails is logged and the turn starts cold.
+ */
+export async function adoptLegacyDir(legacy: string, dir: string, logger: Logger): Promise<void> {
+  try {
+    const names = await readdir(path.dirname(legacy));
+    if (!names.includes(path.basename(legacy)) || names.includes(path.basename(dir))) return;
+    await rename(legacy, dir);
+    logger.info({ from: legacy, to: dir }, "kv states of an earlier version moved to the folder's new name");
+  } catch (error) {
+    logger.debug({ from: legacy, to: dir, err: (error as Error).message }, "kv states of an earlier version not moved");
   }
 }
 

@@ -199,7 +199,12 @@ export class LlamaServerEngine implements Engine {
     const slot = this.slotAffinity.acquire(request.cacheKey);
     try {
       // cache_prompt: the slot keeps the prompt's KV cache; id_slot: the same conversation goes back to it.
-      const extraBody = { cache_prompt: true, ...(slot === null ? {} : { id_slot: slot }) };
+      const extraBody = {
+        cache_prompt: true,
+        ...(slot === null ? {} : { id_slot: slot }),
+        // Templates with a thinking switch (Qwen 3, DeepSeek, GLM...) read it; others ignore it.
+        ...(request.reasoningEffort === "none" || request.reasoningEffort === "minimal" ? { chat_template_kwargs: { enable_thinking: false } } : {}),
+      };
       yield* this.requests.run(server, request.signal, { passThrough: CHAT_PASS_THROUGH }, (client, signal) =>
         streamOpenAiChat({ client, model: this.modelName, request: { ...request, signal }, extraBody, logger: this.log }),
       );

@@ -3,8 +3,10 @@
 // only a hint: nothing is killed unless the live process's command line proves it is that
 // llama-server on that port (pids get reused).
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { readFile, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
+import { storeName } from "../../shared/store-name.js";
 
 export interface PidRecord {
   pid: number;
@@ -17,10 +19,19 @@ export interface PidRecord {
   ownerPid?: number;
 }
 
+/** Model names are config keys, not file names: storeName keeps `Qwen` and `qwen` apart on any disk. */
 export function pidFilePath(dataDir: string, modelName: string): string {
-  // Model names are config keys, not file names: keep them from escaping run/.
-  const safe = modelName.replace(/[^A-Za-z0-9._-]/g, "_");
-  return path.join(dataDir, "run", `llama-server-${safe}.pid`);
+  return path.join(dataDir, "run", `llama-server-${storeName(modelName)}.pid`);
+}
+
+/**
+ * The name earlier versions gave the pid file (raw name, unsafe characters as `_`), or null when
+ * it is the current one. An orphan named only there is still reaped; on a case-insensitive disk
+ * it can be another model's file, so its record must name this model.
+ */
+export function legacyPidFileName(modelName: string): string | null {
+  const name = `llama-server-${modelName.replace(/[^A-Za-z0-9._-]/g, "_")}.pid`;
+  return name === `llama-server-${storeName(modelName)}.pid` ? null : name;
 }
 
 export function formatPidFile(record: PidRecord): string {
@@ -84,7 +95,8 @@ export async function readPidFile(file: string): Promise<PidRecord | null> {
 
 /** Atomic (temp + rename): a crash mid-write leaves the old file or the new one, never half. */
 export async function writePidFile(file: string, record: PidRecord): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+  // <data_dir>/run: private like the rest of data_dir.
+  await ensurePrivateDir(path.dirname(file), path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   await writeFile(tmp, formatPidFile(record), { mode: 0o600 });
   await rename(tmp, file);

@@ -4,7 +4,8 @@
 // else's, and we refuse rather than share it silently.
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { isRecordedServer, readPidFile, removePidFile, startedInTime } from "./pid-file.js";
+import path from "node:path";
+import { isRecordedServer, legacyPidFileName, readPidFile, removePidFile, startedInTime } from "./pid-file.js";
 import { isPortFree } from "./port-probe.js";
 import { isProcessAlive } from "../../shared/process/is-process-alive.js";
 import { processStartTime } from "../../shared/process/process-start-time.js";
@@ -35,8 +36,10 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
   let reapedPid: number | null = null;
   let liveOwner: number | null = null;
 
-  const record = await readPidFile(claim.pidFile);
-  if (record !== null) {
+  const legacy = legacyPidFileName(claim.modelName);
+  for (const pidFile of legacy === null ? [claim.pidFile] : [claim.pidFile, path.join(path.dirname(claim.pidFile), legacy)]) {
+    const record = await readPidFile(pidFile);
+    if (record === null || (pidFile !== claim.pidFile && record.model !== claim.modelName)) continue;
     const owner = record.ownerPid;
     if (owner !== undefined && owner !== process.pid && isProcessAlive(owner)) {
       // Another live local-ai process started it: its server, not an orphan. Never kill it.
@@ -60,7 +63,7 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
           );
         }
       }
-      await removePidFile(claim.pidFile);
+      await removePidFile(pidFile);
     }
   }
 

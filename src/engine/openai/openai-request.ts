@@ -78,6 +78,7 @@ export function buildChatBody(
   if (request.stop !== undefined && request.stop.length > 0) body.stop = request.stop;
   if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
   if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort;
   const format = request.responseFormat;
   if (format !== undefined && format.type !== "text") {
     body.response_format = format.type === "json_object"

@@ -30,7 +30,8 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "thinking_chunk":
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
       return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
-    // Usage comes with the turn's outcome (the final chunk, the result). Tool activity and loop bookkeeping have no standard chunk form: opt-in stream only.
+    // Usage comes with the turn's outcome (the final chunks, the result). Tool activity and loop
+    // bookkeeping have no standard chunk form: opt-in stream only.
     case "usage":
     case "memory_start":
     case "llm_start":

@@ -59,11 +59,8 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
   assertAnswerable(context);
   const instructions = request.instructions?.trim() ?? "";
   const messages: ChatMessage[] = instructions === "" ? context : [{ role: "system", content: instructions }, ...context];
-  if (request.reasoning?.effort === "none" || request.reasoning?.effort === "minimal") {
-    warnings.push(`reasoning.effort "${request.reasoning.effort}": this server has no switch to turn the model's thinking off; a model that thinks still does`);
-  }
   // Read by the same code as chat completions' fields (text.format is its response_format).
-  const overrides = toSamplingOverrides({ ...request, max_tokens: request.max_output_tokens, format: request.text?.format, tool_choice: choice.choice });
+  const overrides = toSamplingOverrides({ ...request, max_tokens: request.max_output_tokens, format: request.text?.format, tool_choice: choice.choice, reasoning_effort: request.reasoning?.effort });
   const cacheKey = request.prompt_cache_key != null ? `responses/${request.prompt_cache_key}` : previous?.cache_key;
   return { messages, context, inputItems, clientTools: tools.specs, namespaced: tools.namespaced, overrides, cacheKey, warnings };
 }

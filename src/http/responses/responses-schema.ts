@@ -169,7 +169,7 @@ export const responsesRequestSchema = z
     // Not in OpenAI's Responses API, but llama-server and vLLM take it: read as in chat completions.
     stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
     seed: z.number().int().nullish(),
-    reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).loose().nullish(),
+    reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(), summary: z.string().nullish() }).loose().nullish(),
     truncation: z.enum(["auto", "disabled"]).nullish(),
     store: z.boolean().nullish(),
     stream: z.boolean().nullish(),
