@@ -177,7 +177,7 @@ describe("tools and thinking (scripted upstream)", () => {
 
   it("thinking: the upstream's reasoning_content comes back as a thinking block with a signature (JSON and stream); display omitted keeps the block, not the text", async () => {
     const step = { reasoning: ["Let me ", "think."], text: ["Four."] };
-    upstream.push(step, step, step);
+    upstream.push(step, step, step, step);
     const params = { model: "remote", max_tokens: 1000, thinking: { type: "enabled" as const, budget_tokens: 500 }, messages: [{ role: "user" as const, content: "2+2?" }] };
     const message = await client().messages.create(params);
     assertMessageShape(types, message);
@@ -197,6 +197,12 @@ describe("tools and thinking (scripted upstream)", () => {
 
     const omitted = await client().messages.create({ ...params, thinking: { type: "adaptive", display: "omitted" } } as unknown as Anthropic.MessageCreateParamsNonStreaming);
     assert.deepEqual(omitted.content.map((block) => (block.type === "thinking" ? ["thinking", block.thinking, block.signature.length > 0] : [block.type])), [["thinking", "", true], ["text"]]);
+
+    // disabled: the upstream is asked for no reasoning; what it sends anyway is left out.
+    const before = upstream.chats().length;
+    const disabled = await client().messages.create({ ...params, thinking: { type: "disabled" } });
+    assert.deepEqual(disabled.content, [{ type: "text", text: "Four.", citations: null }]);
+    assert.equal(upstreamBody(before).reasoning_effort, "none");
   });
 
   it("Claude Code's request shape: a system message inside messages, thinking blocks sent back, unread fields named in local_ai.warnings", async () => {

@@ -1,5 +1,6 @@
-import type { SamplingOverrides, ToolSpec } from "../../engine/chat-types.js";
+import type { SamplingOverrides, ToolChoice, ToolSpec } from "../../engine/chat-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import { toSamplingOverrides } from "../sampling-overrides.js";
 import type { MessagesRequest } from "./messages-schema.js";
 
 export interface ClientTools {
@@ -38,30 +39,40 @@ export function toClientTools(request: MessagesRequest): ClientTools {
   return { specs: specs.length > 0 ? specs : undefined, warnings };
 }
 
-/** Sampling, stop sequences and tool_choice in engine terms. */
+/**
+ * Sampling, stop sequences, tool_choice and thinking in engine terms, read by the one shared
+ * mapping (sampling-overrides.ts). `thinking: disabled` asks for no reasoning (llama-server turns
+ * the template's thinking off, the openai engine sends `reasoning_effort: "none"`, the embedded
+ * engine has no switch and says so). `output_config.effort` is not passed on: an upstream without
+ * reasoning would refuse the field, and Claude Code sends it on every request.
+ */
 export function toOverrides(request: MessagesRequest, tools: ClientTools): { overrides: SamplingOverrides; warnings: string[] } {
-  const overrides: SamplingOverrides = { maxTokens: request.max_tokens };
   const warnings: string[] = [];
-  if (request.temperature !== undefined) overrides.temperature = request.temperature;
-  if (request.top_p !== undefined) overrides.topP = request.top_p;
   if (request.top_k !== undefined) warnings.push("top_k: not applied by this server (the engines sample with temperature and top_p)");
-  const stops = (request.stop_sequences ?? []).filter((stop) => stop !== "");
-  if (stops.length > 0) overrides.stop = stops;
   const choice = request.tool_choice;
+  let toolChoice: ToolChoice | undefined;
   if (choice !== undefined) {
-    if (choice.disable_parallel_tool_use === true) overrides.parallelToolCalls = false;
-    if (choice.type === "auto") overrides.toolChoice = "auto";
-    else if (choice.type === "any") overrides.toolChoice = "required";
-    else if (choice.type === "none") overrides.toolChoice = "none";
+    if (choice.type === "auto") toolChoice = "auto";
+    else if (choice.type === "any") toolChoice = "required";
+    else if (choice.type === "none") toolChoice = "none";
     else {
       const name = choice.name ?? refuse("tool_choice.name", "Field required with type \"tool\"");
       if (!(tools.specs ?? []).some((spec) => spec.name === name)) refuse("tool_choice.name", `names a tool "${name.slice(0, 64)}" that is not in tools`);
-      overrides.toolChoice = { name };
+      toolChoice = { name };
     }
   }
   const thinking = request.thinking;
   if (thinking?.type === "enabled" && thinking.budget_tokens !== undefined) {
     warnings.push("thinking.budget_tokens: not enforced by this server (the model thinks within max_tokens)");
   }
+  const overrides = toSamplingOverrides({
+    temperature: request.temperature,
+    top_p: request.top_p,
+    max_tokens: request.max_tokens,
+    stop: request.stop_sequences,
+    parallel_tool_calls: choice?.disable_parallel_tool_use === true ? false : undefined,
+    tool_choice: toolChoice,
+    reasoning_effort: thinking?.type === "disabled" ? "none" : undefined,
+  });
   return { overrides, warnings };
 }
