@@ -19,7 +19,7 @@ export interface ModelStepInput {
 }
 
 /** The engine controls a step may carry beyond temperature, max tokens and seed. */
-export type StepOptions = Pick<GenerateRequest, "topP" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls" | "reasoningEffort" | "cacheKey">;
+export type StepOptions = Pick<GenerateRequest, "topP" | "topK" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls" | "reasoningEffort" | "cacheKey">;
 
 export interface ModelStepOutput {
   /** Answer text without reasoning and without text-format tool call blocks. */

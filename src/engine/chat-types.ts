@@ -40,6 +40,8 @@ export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "
 export interface SamplingOverrides {
   temperature?: number;
   topP?: number;
+  /** Sample from the k most likely tokens (Anthropic's and llama.cpp's top_k); not an OpenAI field. */
+  topK?: number;
   maxTokens?: number;
   stop?: string[];
   seed?: number;
@@ -59,6 +61,8 @@ export interface GenerateRequest {
   maxTokens: number;
   seed?: number | null;
   topP?: number;
+  /** embedded and llama-server; the openai engine does not send it (OpenAI refuses the field). */
+  topK?: number;
   /** Generation stops before any of these strings (they are not part of the output). */
   stop?: string[];
   frequencyPenalty?: number;

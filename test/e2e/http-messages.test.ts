@@ -215,6 +215,7 @@ describe("tools and thinking (scripted upstream)", () => {
       thinking: { type: "adaptive", display: "omitted" },
       context_management: { edits: [] },
       output_config: { effort: "high" },
+      top_k: 5,
       metadata: { user_id: JSON.stringify({ device_id: "d", session_id: "s" }) },
       messages: [
         { role: "user", content: [{ type: "text", text: "first" }] },
@@ -225,11 +226,16 @@ describe("tools and thinking (scripted upstream)", () => {
     });
     assert.equal(reply.status, 200);
     const message = (await reply.json()) as { local_ai: { warnings: string[] }; content: unknown[] };
-    assert.deepEqual(message.local_ai.warnings, ["context_management: not implemented by this server; ignored", "output_config: not implemented by this server; ignored"]);
+    assert.deepEqual(message.local_ai.warnings, [
+      "context_management: not implemented by this server; ignored",
+      "output_config: not implemented by this server; ignored",
+      "top_k is not sent by the openai engine (OpenAI-compatible servers differ on it): not applied",
+    ]);
     const sent = upstreamBody(before).messages as Array<{ role: string; content: string }>;
     assert.deepEqual(sent.map((m) => m.role), ["system", "user", "assistant", "user"]);
     assert.ok(sent[0]?.content.endsWith("Environment: linux, cwd /tmp"));
     assert.equal(sent[2]?.content, "earlier answer");
+    assert.equal(upstreamBody(before).top_k, undefined);
   });
 
   it("a failure after the stream started is an error event, never a cut stream", async () => {

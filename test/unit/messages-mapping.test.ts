@@ -72,10 +72,10 @@ describe("Messages request mapping", () => {
     assert.deepEqual(tools.specs, [{ name: "Bash", parameters: { type: "object" } }, { name: "Read", description: "r", parameters: { type: "object" } }]);
     assert.deepEqual(tools.warnings, ['tools.1: server tool type "bash_20250124" is not served by this server; skipped']);
     const { overrides, warnings } = toOverrides(parsed, tools);
-    assert.deepEqual(overrides, { maxTokens: 10, temperature: 0.2, stop: ["END"], parallelToolCalls: false, toolChoice: "required" });
+    assert.deepEqual(overrides, { maxTokens: 10, temperature: 0.2, stop: ["END"], parallelToolCalls: false, toolChoice: "required", topK: 5 });
     const disabled = toOverrides(request({ messages: [{ role: "user", content: "x" }], thinking: { type: "disabled" }, output_config: { effort: "high" } }), { specs: undefined, warnings: [] });
     assert.deepEqual(disabled.overrides, { maxTokens: 10, reasoningEffort: "none" });
-    assert.deepEqual(warnings, ["top_k: not applied by this server (the engines sample with temperature and top_p)"]);
+    assert.deepEqual(warnings, []);
     assert.deepEqual(unreadFieldWarnings({ model: "m", max_tokens: 1, messages: [], safeguards: {}, output_config: {} }), ["safeguards: not implemented by this server; ignored", "output_config: not implemented by this server; ignored"]);
   });
 });

@@ -43,6 +43,7 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
       temperature: request.temperature,
       ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
       ...(request.topP === undefined ? {} : { topP: request.topP }),
+      ...(request.topK === undefined ? {} : { topK: request.topK }),
       ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
       repeatPenalty: repeatPenaltyOf(request),
       onResponseChunk: (chunk) => {

@@ -202,6 +202,7 @@ export class LlamaServerEngine implements Engine {
       const extraBody = {
         cache_prompt: true,
         ...(slot === null ? {} : { id_slot: slot }),
+        ...(request.topK === undefined ? {} : { top_k: request.topK }),
         // Templates with a thinking switch (Qwen 3, DeepSeek, GLM...) read it; others ignore it.
         ...(request.reasoningEffort === "none" || request.reasoningEffort === "minimal" ? { chat_template_kwargs: { enable_thinking: false } } : {}),
       };

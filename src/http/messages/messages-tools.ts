@@ -48,7 +48,6 @@ export function toClientTools(request: MessagesRequest): ClientTools {
  */
 export function toOverrides(request: MessagesRequest, tools: ClientTools): { overrides: SamplingOverrides; warnings: string[] } {
   const warnings: string[] = [];
-  if (request.top_k !== undefined) warnings.push("top_k: not applied by this server (the engines sample with temperature and top_p)");
   const choice = request.tool_choice;
   let toolChoice: ToolChoice | undefined;
   if (choice !== undefined) {
@@ -74,5 +73,6 @@ export function toOverrides(request: MessagesRequest, tools: ClientTools): { ove
     tool_choice: toolChoice,
     reasoning_effort: thinking?.type === "disabled" ? "none" : undefined,
   });
+  if (request.top_k !== undefined) overrides.topK = request.top_k;
   return { overrides, warnings };
 }
