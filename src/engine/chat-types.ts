@@ -25,7 +25,8 @@ export type EngineChunk =
   | { type: "tool_call"; index: number; call: ToolCall }
   /** `cachedTokens`: prompt tokens served from the KV cache instead of evaluated, where the engine knows it. */
   | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number }
-  | { type: "end"; finishReason: FinishReason };
+  /** `stopSequence`: which of the request's `stop` strings ended the text, where the engine knows it (embedded). */
+  | { type: "end"; finishReason: FinishReason; stopSequence?: string };
 
 /** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */
 export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };

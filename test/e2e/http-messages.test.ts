@@ -111,6 +111,15 @@ describe("POST /v1/messages on the embedded engine (Anthropic SDK)", () => {
     assert.ok(final.usage.output_tokens > 0);
   });
 
+  it("stop_sequences: the text ends before the stop string; stop_reason stop_sequence names it (JSON and stream)", async () => {
+    const params = { model: "assistant", max_tokens: 64, stop_sequences: ["nothing", "tiny"], messages: [{ role: "user" as const, content: "Hello!" }] };
+    const message = await client().messages.create(params);
+    const cut = DEMO_SENTENCE.slice(0, DEMO_SENTENCE.indexOf("tiny"));
+    assert.deepEqual([message.content, message.stop_reason, message.stop_sequence], [[{ type: "text", text: cut, citations: null }], "stop_sequence", "tiny"]);
+    const final = await client().messages.stream(params).finalMessage();
+    assert.deepEqual([final.stop_reason, final.stop_sequence], ["stop_sequence", "tiny"]);
+  });
+
   it("count_tokens equals the whole prompt of the same request run (input + cache read + cache creation)", async () => {
     const params = { model: "assistant", system: [{ type: "text" as const, text: "You answer briefly." }], messages: [{ role: "user" as const, content: "How many tokens is this conversation, counted exactly?" }] };
     const counted = await client().messages.countTokens(params);

@@ -90,7 +90,8 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
     const promptTokens = rendered ?? held;
     const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
     chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated) });
-    chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
+    const stopSequence = stopSequenceOf(response.metadata, request.stop);
+    chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length), ...(stopSequence === undefined ? {} : { stopSequence }) });
     return chunks;
   } finally {
     chat.dispose({ disposeSequence: false });
@@ -102,4 +103,11 @@ function finishReasonOf(stopReason: string, calls: number): FinishReason {
   if (stopReason === "maxTokens") return "length";
   if (stopReason === "abort") return "cancelled";
   return "stop";
+}
+
+/** The request's stop string that ended the text (node-llama-cpp names the trigger it matched). */
+function stopSequenceOf(metadata: { stopReason: string; customStopTrigger?: readonly unknown[] }, stops: readonly string[] | undefined): string | undefined {
+  if (metadata.stopReason !== "customStopTrigger" || stops === undefined) return undefined;
+  const matched = (metadata.customStopTrigger ?? []).filter((part): part is string => typeof part === "string").join("");
+  return stops.find((stop) => stop === matched) ?? stops.find((stop) => matched !== "" && stop.startsWith(matched)) ?? stops[0];
 }

@@ -80,11 +80,12 @@ export class MessageBuilder {
     const totals = messageUsage(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens);
     this.warnings.push(...outcome.warnings);
     const stopReason = stopReasonOf(outcome);
-    const message = this.snapshot(stopReason, totals);
+    const stopSequence = stopReason === "stop_sequence" ? (outcome.stop_sequence ?? null) : null;
+    const message = { ...this.snapshot(stopReason, totals), stop_sequence: stopSequence };
     const { cache_creation_input_tokens, cache_read_input_tokens, input_tokens, output_tokens } = totals;
     this.sink({
       type: "message_delta",
-      delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null },
+      delta: { stop_reason: stopReason, stop_sequence: stopSequence, stop_details: null, container: null },
       usage: { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens, output_tokens_details: null, server_tool_use: null },
       local_ai: message.local_ai,
     });

@@ -57,8 +57,8 @@ export function messageUsage(prompt: number, cached: number | null, output: numb
 }
 
 /**
- * The turn's ending in the API's terms. Our engines strip a stop sequence without saying which
- * one ended the text, so a stop there reads as `end_turn` (documented).
+ * The turn's ending in the API's terms. `stop_sequence` where the engine says which stop string
+ * ended the text (embedded); elsewhere such a stop reads `end_turn` (documented).
  */
 export function stopReasonOf(outcome: TurnOutcome): StopReason {
   switch (outcome.finish_reason) {
@@ -68,6 +68,8 @@ export function stopReasonOf(outcome: TurnOutcome): StopReason {
       return "tool_use";
     case "content_filter":
       return "refusal";
+    case "stop":
+      return outcome.stop_sequence === undefined ? "end_turn" : "stop_sequence";
     default:
       return "end_turn";
   }
