@@ -1,14 +1,13 @@
-import { readFileSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
+import { Agent } from "node:http";
 import { performance } from "node:perf_hooks";
 import { modelSchema } from "../src/config/schema.js";
-import type { ChatMessage, GenerateRequest } from "../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 import { DEMO_SENTENCE, ensureFixture } from "../test/fixtures/gguf/index.js";
 import { parseSse, startHttpServer, type ChunkLike } from "../test/helpers/http-server.js";
 import { ratio, reportRatios } from "./bench-results.js";
+import { directTurn as directEngineTurn, generateRequest as engineRequest, mainThreadCpuNs, send as sendWith, type HttpResult, type TurnSample } from "./http-turns.js";
 
 /**
  * bench:http — `local-ai serve-http` (the built CLI as a child process, embedded engine) against
@@ -45,56 +44,13 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Nanoseconds a process's main thread has been on a CPU (Linux schedstat), NaN elsewhere. */
-function mainThreadCpuNs(pid: number): number {
-  try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
-  } catch {
-    return Number.NaN;
-  }
-}
-
-interface TurnSample {
-  /** On-CPU ms per output token of the main thread that ran the engine's JS (the server's; this process's for direct). */
-  engine_js_cpu_per_token_ms: number;
-  ttft_ms: number;
-  stream_tps: number;
-  e2e_tps: number;
-  output_tokens: number;
-  input_tokens: number;
-  chunks: number;
-  total_ms: number;
-}
-
 // ------------------------------------------------------------------------------------ HTTP side
 
 const agent = new Agent({ keepAlive: true, maxSockets: Math.max(concurrency, 4) });
 
-interface HttpResult {
-  status: number;
-  body: string;
-}
-
-/** One request over a keep-alive agent; `onData` sees every body piece with its arrival time. */
+/** One request over the bench's keep-alive agent. */
 function send(port: number, method: string, path: string, body: unknown, onData?: (text: string, at: number) => void): Promise<HttpResult> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest(
-      { host: "127.0.0.1", port, method, path, agent, headers: payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
-      (res) => {
-        res.setEncoding("utf8");
-        let text = "";
-        res.on("data", (piece: string) => {
-          text += piece;
-          onData?.(piece, performance.now());
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
+  return sendWith(agent, port, method, path, body, onData);
 }
 
 async function sseTurn(port: number, serverPid: number, user: string, input: string): Promise<TurnSample> {
@@ -159,45 +115,12 @@ async function closedLoop(workers: number, ms: number, once: (worker: number, i:
 
 // ---------------------------------------------------------------------------------- direct side
 
-function generateRequest(input: string, tokens: number): GenerateRequest {
-  const messages: ChatMessage[] = [
-    { role: "system", content: SYSTEM_PROMPT },
-    { role: "user", content: input },
-  ];
-  return { messages, temperature: 0, maxTokens: tokens, seed: null };
+function generateRequest(input: string, tokens: number): ReturnType<typeof engineRequest> {
+  return engineRequest(SYSTEM_PROMPT, input, tokens);
 }
 
-async function directTurn(engine: EmbeddedEngine, input: string): Promise<TurnSample> {
-  let first = 0;
-  let last = 0;
-  let chunks = 0;
-  let outputTokens = Number.NaN;
-  let inputTokens = Number.NaN;
-  const cpu = mainThreadCpuNs(process.pid);
-  const sent = performance.now();
-  for await (const chunk of engine.generate(generateRequest(input, maxTokens))) {
-    if (chunk.type === "text") {
-      const at = performance.now();
-      if (chunks === 0) first = at;
-      last = at;
-      chunks++;
-    } else if (chunk.type === "usage") {
-      outputTokens = chunk.outputTokens;
-      inputTokens = chunk.inputTokens;
-    }
-  }
-  const done = performance.now();
-  const cpuMs = (mainThreadCpuNs(process.pid) - cpu) / 1e6;
-  return {
-    engine_js_cpu_per_token_ms: cpuMs / outputTokens,
-    ttft_ms: first - sent,
-    stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-    e2e_tps: (outputTokens * 1000) / (done - sent),
-    output_tokens: outputTokens,
-    input_tokens: inputTokens,
-    chunks,
-    total_ms: done - sent,
-  };
+function directTurn(engine: EmbeddedEngine, input: string): Promise<TurnSample> {
+  return directEngineTurn(engine, generateRequest(input, maxTokens));
 }
 
 async function directText(engine: EmbeddedEngine, input: string): Promise<string> {

@@ -21,6 +21,8 @@ const BENCHES = [
   { name: "start", script: "start.bench.js" },
   { name: "turn", script: "turn.bench.js" },
   { name: "http", script: "http.bench.js" },
+  { name: "responses", script: "http-responses.bench.js" },
+  { name: "messages", script: "messages.bench.js" },
   { name: "kv", script: "kv.bench.js" },
   { name: "parallel", script: "parallel.bench.js" },
   { name: "engine", script: "engine.bench.js" },

@@ -44,7 +44,7 @@ export interface AgentLoopInput {
 }
 
 export type LoopOutcome =
-  | { kind: "final"; response: string; step: number; finishReason: FinalFinishReason }
+  | { kind: "final"; response: string; step: number; finishReason: FinalFinishReason; stopSequence?: string }
   | { kind: "client_tool_calls"; response: string; calls: ToolCall[]; step: number }
   | { kind: "aborted"; reason: LoopAbortReason; response: string; step: number }
   | { kind: "paused"; pending: PendingToolCall; step: number };
@@ -119,7 +119,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       turn.step = step + 1;
       const finish = output.finishReason === "length" || output.finishReason === "content_filter" ? output.finishReason : "stop";
       emit({ event: "final", step, response: output.text, finish_reason: finish });
-      return { kind: "final", response: output.text, step, finishReason: finish };
+      return { kind: "final", response: output.text, step, finishReason: finish, ...(finish === "stop" && output.stopSequence !== undefined ? { stopSequence: output.stopSequence } : {}) };
     }
     const calls = output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
     turn.messages.push({ role: "assistant", content: output.text, tool_calls: calls });

@@ -19,7 +19,7 @@ export interface ModelStepInput {
 }
 
 /** The engine controls a step may carry beyond temperature, max tokens and seed. */
-export type StepOptions = Pick<GenerateRequest, "topP" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls" | "reasoningEffort" | "cacheKey">;
+export type StepOptions = Pick<GenerateRequest, "topP" | "topK" | "stop" | "frequencyPenalty" | "presencePenalty" | "responseFormat" | "toolChoice" | "parallelToolCalls" | "reasoningEffort" | "cacheKey">;
 
 export interface ModelStepOutput {
   /** Answer text without reasoning and without text-format tool call blocks. */
@@ -27,6 +27,8 @@ export interface ModelStepOutput {
   calls: Array<ToolCall & { error?: string }>;
   /** Why the engine stopped (`length` when max_tokens cut the answer). */
   finishReason: FinishReason;
+  /** The request's stop string that ended the text, where the engine says (embedded). */
+  stopSequence?: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     signal: input.signal,
   });
   let finishReason: FinishReason = "stop";
+  let stopSequence: string | undefined;
   for await (const chunk of stream) {
     switch (chunk.type) {
       case "text":
@@ -72,6 +75,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
         break;
       case "end":
         finishReason = chunk.finishReason;
+        stopSequence = chunk.stopSequence;
         break;
       case "tool_call_start":
       case "tool_call_delta":
@@ -83,9 +87,10 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     }
   }
   onText(splitter.flush());
-  if (native.length > 0) return { text, calls: native, finishReason };
+  const ending = { finishReason, ...(stopSequence === undefined ? {} : { stopSequence }) };
+  if (native.length > 0) return { text, calls: native, ...ending };
   const fallback = extractTextToolCalls(text);
-  return { text: fallback.rest, calls: fallback.calls.map((call: TextToolCall) => call), finishReason };
+  return { text: fallback.rest, calls: fallback.calls.map((call: TextToolCall) => call), ...ending };
 }
 
 /** Drops undefined values, so the engine request has only the keys that were given (exactOptionalPropertyTypes). */

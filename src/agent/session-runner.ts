@@ -12,6 +12,7 @@ import { inputText } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
+import { countStatelessPrompt } from "./stateless-prompt-count.js";
 import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
 import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
 
@@ -93,6 +94,15 @@ export class SessionRunner {
       { ...request, agent: agentName },
       options,
     );
+  }
+
+  /** The prompt tokens a stateless turn of this request would evaluate (POST /v1/messages/count_tokens). */
+  async countPromptTokens(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, signal: AbortSignal): Promise<number> {
+    if (request.agent !== undefined) assertSafeId("agent", request.agent);
+    const [agentName, agent] = this.resolveAgent(request.agent);
+    const engine = await this.deps.engineFor(agent.model);
+    await this.deps.tools.start(signal);
+    return countStatelessPrompt({ agent, engine, tools: this.deps.tools }, { ...request, agent: agentName }, signal);
   }
 
   async runTurn(request: TurnRequest, options: TurnOptions): Promise<SessionTurnOutcome> {

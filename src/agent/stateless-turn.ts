@@ -92,7 +92,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const base = { response: outcome.kind === "paused" ? "" : outcome.response, reasoning: tally.reasoning, usage: tally.usage, session_id: null, trace_id: traceId };
   switch (outcome.kind) {
     case "final":
-      return { ...base, finish_reason: outcome.finishReason, warnings };
+      return { ...base, finish_reason: outcome.finishReason, ...(outcome.stopSequence === undefined ? {} : { stop_sequence: outcome.stopSequence }), warnings };
     case "client_tool_calls":
       return { ...base, finish_reason: "tool_calls", tool_calls: outcome.calls, warnings };
     case "aborted":

@@ -37,6 +37,8 @@ export interface TurnOutcome {
   abort_reason?: LoopAbortReason;
   /** Only with finish_reason `paused`: the call that waits for approval. */
   pending_approval?: PendingApproval;
+  /** Only with finish_reason `stop`: the request's stop string that ended the text, where the engine says which (embedded). */
+  stop_sequence?: string;
   /** Only with finish_reason `tool_calls`: the client's tools the model called. */
   tool_calls?: ToolCall[];
   /** The last model step's text (empty when paused). */

@@ -18,6 +18,7 @@ export function resolveSampling(agent: AgentConfig, overrides: SamplingOverrides
   const choice = overrides.toolChoice;
   const stepOptions: StepOptions = {};
   if (overrides.topP !== undefined) stepOptions.topP = overrides.topP;
+  if (overrides.topK !== undefined) stepOptions.topK = overrides.topK;
   if (overrides.stop !== undefined) stepOptions.stop = overrides.stop;
   if (overrides.frequencyPenalty !== undefined) stepOptions.frequencyPenalty = overrides.frequencyPenalty;
   if (overrides.presencePenalty !== undefined) stepOptions.presencePenalty = overrides.presencePenalty;
@@ -55,6 +56,7 @@ export function samplingWarnings(engine: Engine, overrides: SamplingOverrides = 
   if (!engine.capabilities.requiredToolChoice && (overrides.toolChoice === "required" || typeof overrides.toolChoice === "object")) {
     warnings.push(`tool_choice ${JSON.stringify(overrides.toolChoice)} is not enforced by the ${engine.kind} engine: the model may still answer without calling a tool`);
   }
+  if (engine.kind === "openai" && overrides.topK !== undefined) warnings.push("top_k is not sent by the openai engine (OpenAI-compatible servers differ on it): not applied");
   if (engine.kind === "embedded" && (overrides.reasoningEffort === "none" || overrides.reasoningEffort === "minimal")) {
     warnings.push(`reasoning effort "${overrides.reasoningEffort}" is not applied by the embedded engine (no thinking switch): a model that thinks still does`);
   }

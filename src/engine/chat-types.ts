@@ -25,7 +25,8 @@ export type EngineChunk =
   | { type: "tool_call"; index: number; call: ToolCall }
   /** `cachedTokens`: prompt tokens served from the KV cache instead of evaluated, where the engine knows it. */
   | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number }
-  | { type: "end"; finishReason: FinishReason };
+  /** `stopSequence`: which of the request's `stop` strings ended the text, where the engine knows it (embedded). */
+  | { type: "end"; finishReason: FinishReason; stopSequence?: string };
 
 /** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */
 export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
@@ -40,6 +41,8 @@ export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "
 export interface SamplingOverrides {
   temperature?: number;
   topP?: number;
+  /** Sample from the k most likely tokens (Anthropic's and llama.cpp's top_k); not an OpenAI field. */
+  topK?: number;
   maxTokens?: number;
   stop?: string[];
   seed?: number;
@@ -59,6 +62,8 @@ export interface GenerateRequest {
   maxTokens: number;
   seed?: number | null;
   topP?: number;
+  /** embedded and llama-server; the openai engine does not send it (OpenAI refuses the field). */
+  topK?: number;
   /** Generation stops before any of these strings (they are not part of the output). */
   stop?: string[];
   frequencyPenalty?: number;

@@ -66,6 +66,8 @@ export interface Engine {
   countTokens?(text: string, signal?: AbortSignal): Promise<number>;
   /** Tokens the model's chat template spends on offering these tools, where the engine can render it (embedded; llama-server's /apply-template). */
   toolTokens?(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number>;
+  /** The whole prompt a generate request would evaluate, rendered by the model's chat template and tokenized (embedded; llama-server's /apply-template + /tokenize); null where it cannot be rendered ahead of time. */
+  promptTokens?(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null>;
   generate(request: GenerateRequest): AsyncIterable<EngineChunk>;
   health(): EngineHealth;
   close(): Promise<void>;

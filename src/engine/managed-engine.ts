@@ -33,6 +33,7 @@ export class ManagedEngine implements Engine {
   readonly complete?: (request: CompletionRequest) => AsyncIterable<CompletionChunk>;
   readonly countTokens?: (text: string, signal?: AbortSignal) => Promise<number>;
   readonly toolTokens?: (tools: readonly ToolSpec[], signal?: AbortSignal) => Promise<number>;
+  readonly promptTokens?: (request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal) => Promise<number | null>;
   readonly contextLength?: () => number | null;
   private current: Engine;
   private active = 0;
@@ -55,6 +56,7 @@ export class ManagedEngine implements Engine {
     if (first.complete) this.complete = (request) => this.usingStream(() => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
     if (first.countTokens) this.countTokens = (text, signal) => this.using(() => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
     if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(() => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
+    if (first.promptTokens) this.promptTokens = (request, signal) => this.using(() => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
   }
 

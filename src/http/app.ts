@@ -6,7 +6,9 @@ import { bearerAuth } from "./middleware/bearer-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { InFlightWork } from "./in-flight-work.js";
-import { HttpError, toOpenAiError } from "./http-error.js";
+import { HttpError, toOpenAiError, type MappedError } from "./http-error.js";
+import { anthropicError } from "./messages/anthropic-error.js";
+import { registerMessagesRoutes } from "./messages/messages-routes.js";
 import { registerChatRoute } from "./openai/chat-route.js";
 import { registerCompletionsRoute } from "./openai/completions-route.js";
 import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
@@ -43,7 +45,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   app.use("/v1/*", crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
-    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
+    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
   }
   registerHealthRoute(app, deps, inFlight);
   if (settings.bearerToken !== null) app.use("/v1/*", bearerAuth(settings.bearerToken));
@@ -59,22 +61,30 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   registerModelsRoute(app, deps, resolver, startedAt);
   registerChatRoute(app, deps, resolver, gate, inFlight);
   registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
+  registerMessagesRoutes(app, deps, resolver, inFlight);
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, resolver, deps.models);
     registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
   }
 
   app.notFound((c) => {
-    const { status, body } = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
-    return c.json(body, status);
+    const mapped = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+    return c.json(inDialect(c.req.path, mapped), mapped.status);
   });
   app.onError((error, c) => {
-    const { status, body } = toOpenAiError(error);
+    const mapped = toOpenAiError(error);
+    const { status, body } = mapped;
     // A client that went away cancels its turn: expected, not a server failure.
     if (body.error.code === "cancelled") deps.logger.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
     else if (status >= 500) deps.logger.error({ err: error, path: c.req.path }, "request failed");
     else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
-    return c.json(body, status);
+    return c.json(inDialect(c.req.path, mapped), status);
   });
   return { app, resolver, gate, inFlight };
+}
+
+/** The error body in the shape the route's clients parse: Anthropic's under /v1/messages, OpenAI's elsewhere. */
+function inDialect(path: string, mapped: MappedError): unknown {
+  if (path === "/v1/messages" || path.startsWith("/v1/messages/")) return anthropicError(mapped.status, mapped.body.error.message, mapped.body.error.param);
+  return mapped.body;
 }

@@ -13,6 +13,8 @@ export interface TurnRunner {
   runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
   runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome>;
+  /** The prompt tokens a stateless turn of this request would evaluate (system prompt, conversation, tools). */
+  countPromptTokens?(request: StatelessTurnRequest, signal: AbortSignal): Promise<number>;
 }
 
 /** The `http:` section after CLI flags were applied, plus test-only knobs. */

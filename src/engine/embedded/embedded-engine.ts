@@ -72,6 +72,12 @@ export class EmbeddedEngine implements Engine {
     return Math.max(0, offered - bare);
   }
 
+  async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null> {
+    const loaded = await this.ensureLoaded(signal ? { signal } : {});
+    const full: GenerateRequest = { ...request, temperature: 0, maxTokens: 1 };
+    return promptTokensFor(loaded.model, loaded.chatWrapper, full, offeredTools(full))?.length ?? null;
+  }
+
   async countTokens(text: string, signal?: AbortSignal): Promise<number> {
     const loaded = await this.ensureLoaded(signal ? { signal } : {});
     return loaded.model.tokenize(text).length;

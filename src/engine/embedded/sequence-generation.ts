@@ -4,6 +4,7 @@ import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../ch
 import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
 import { toChatFunctions } from "./to-chat-functions.js";
 import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
+import { promptTokensFor } from "./prompt-tokens.js";
 
 export interface SequenceGeneration {
   /** A sequence of the pool, lent to this generation (the conversation's KV state in it). */
@@ -32,6 +33,9 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
   const inputBefore = sequence.tokenMeter.getState().usedInputTokens;
   const started = new Map<number, { id: string; name: string; text: string }>();
   const tools = grammar === null ? offeredTools(request) : [];
+  // The prompt as LlamaChat renders it: the exact count for usage (the sequence's tokens after
+  // generation lack the last generated token, which is never evaluated).
+  const rendered = promptTokensFor(sequence.model, chatWrapper, request, tools)?.length;
   try {
     const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
       signal,
@@ -39,6 +43,7 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
       temperature: request.temperature,
       ...(request.seed === null || request.seed === undefined ? {} : { seed: request.seed }),
       ...(request.topP === undefined ? {} : { topP: request.topP }),
+      ...(request.topK === undefined ? {} : { topK: request.topK }),
       ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
       repeatPenalty: repeatPenaltyOf(request),
       onResponseChunk: (chunk) => {
@@ -81,10 +86,12 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
     const outputTokens = sequence.tokenMeter.getState().usedOutputTokens - outputBefore;
     const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
     // Prompt tokens the sequence already held (a shared prefix) were not evaluated again.
-    const promptTokens = Math.max(0, sequence.contextTokens.length - outputTokens);
+    const held = Math.max(0, sequence.contextTokens.length - outputTokens);
+    const promptTokens = rendered ?? held;
     const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
-    chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, promptTokens - evaluated) });
-    chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length) });
+    chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated) });
+    const stopSequence = stopSequenceOf(response.metadata, request.stop);
+    chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length), ...(stopSequence === undefined ? {} : { stopSequence }) });
     return chunks;
   } finally {
     chat.dispose({ disposeSequence: false });
@@ -96,4 +103,11 @@ function finishReasonOf(stopReason: string, calls: number): FinishReason {
   if (stopReason === "maxTokens") return "length";
   if (stopReason === "abort") return "cancelled";
   return "stop";
+}
+
+/** The request's stop string that ended the text (node-llama-cpp names the trigger it matched). */
+function stopSequenceOf(metadata: { stopReason: string; customStopTrigger?: readonly unknown[] }, stops: readonly string[] | undefined): string | undefined {
+  if (metadata.stopReason !== "customStopTrigger" || stops === undefined) return undefined;
+  const matched = (metadata.customStopTrigger ?? []).filter((part): part is string => typeof part === "string").join("");
+  return stops.find((stop) => stop === matched) ?? stops.find((stop) => matched !== "" && stop.startsWith(matched)) ?? stops[0];
 }

@@ -121,6 +121,12 @@ export class LlamaServerEngine implements Engine {
     return this.tokens.count(server.endpoint, text, signal);
   }
 
+  /** The whole prompt of a chat request, rendered by the server's template and tokenized; null where this build cannot. */
+  async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null> {
+    const server = await this.supervisor.ensureReady(signal);
+    return this.tokens.promptTokens(server.endpoint, request.messages, request.tools ?? [], signal);
+  }
+
   /** What the model's chat template adds for these tools, rendered by the server (/apply-template) and tokenized. */
   async toolTokens(tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number> {
     const server = await this.supervisor.ensureReady(signal);
@@ -196,6 +202,7 @@ export class LlamaServerEngine implements Engine {
       const extraBody = {
         cache_prompt: true,
         ...(slot === null ? {} : { id_slot: slot }),
+        ...(request.topK === undefined ? {} : { top_k: request.topK }),
         // Templates with a thinking switch (Qwen 3, DeepSeek, GLM...) read it; others ignore it.
         ...(request.reasoningEffort === "none" || request.reasoningEffort === "minimal" ? { chat_template_kwargs: { enable_thinking: false } } : {}),
       };

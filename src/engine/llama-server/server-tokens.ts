@@ -2,8 +2,8 @@
 // (/tokenize), its chat template (/apply-template, which renders `tools` the way a chat request
 // would), and the context a slot really has (/props). See docs/engines.md.
 import type { Logger } from "pino";
-import type { ToolSpec } from "../chat-types.js";
-import { toOpenAiTools } from "../openai/openai-request.js";
+import type { ChatMessage, ToolSpec } from "../chat-types.js";
+import { toOpenAiMessages, toOpenAiTools } from "../openai/openai-request.js";
 import { callServer, errorMessageOf, type ServerEndpoint } from "./server-http.js";
 
 const TIMEOUT_MS = 10_000;
@@ -58,6 +58,23 @@ export class ServerTokens {
     return count;
   }
 
+  /**
+   * The whole prompt a chat request would evaluate: the messages and tools rendered by the
+   * server's chat template (/apply-template) and tokenized as the server does (special tokens
+   * parsed, BOS added). Null where this build cannot render or tokenize.
+   */
+  async promptTokens(endpoint: ServerEndpoint, messages: readonly ChatMessage[], tools: readonly ToolSpec[], signal?: AbortSignal): Promise<number | null> {
+    const answer = await callServer(endpoint, "/apply-template", {
+      method: "POST",
+      json: { messages: toOpenAiMessages(messages), ...(tools.length === 0 ? {} : { tools: toOpenAiTools(tools) }) },
+      timeoutMs: TIMEOUT_MS,
+      ...(signal ? { signal } : {}),
+    });
+    const prompt = (answer.body as { prompt?: unknown } | null)?.prompt;
+    if (answer.status !== 200 || typeof prompt !== "string") return null;
+    return this.tokenize(endpoint, prompt, true, signal, true);
+  }
+
   /** A slot's context (llama-server divides `ctx_size` among its `parallel` slots), or null when /props does not say. */
   async slotContext(endpoint: ServerEndpoint, signal?: AbortSignal): Promise<number | null> {
     const answer = await callServer(endpoint, "/props", { timeoutMs: TIMEOUT_MS, ...(signal ? { signal } : {}) });
@@ -66,10 +83,10 @@ export class ServerTokens {
     return typeof nCtx === "number" && Number.isInteger(nCtx) && nCtx > 0 ? nCtx : null;
   }
 
-  private async tokenize(endpoint: ServerEndpoint, content: string, parseSpecial: boolean, signal?: AbortSignal): Promise<number | null> {
+  private async tokenize(endpoint: ServerEndpoint, content: string, parseSpecial: boolean, signal?: AbortSignal, addSpecial = false): Promise<number | null> {
     const answer = await callServer(endpoint, "/tokenize", {
       method: "POST",
-      json: { content, add_special: false, parse_special: parseSpecial },
+      json: { content, add_special: addSpecial, parse_special: parseSpecial },
       timeoutMs: TIMEOUT_MS,
       ...(signal ? { signal } : {}),
     });

@@ -7,15 +7,18 @@ const digest = (value: string): Buffer => createHash("sha256").update(value).dig
 /**
  * `Authorization: Bearer <token>` for /v1/*. Both sides are hashed first so the comparison is
  * constant-time over equal-length digests (timingSafeEqual needs equal lengths, and comparing
- * raw strings would leak the token's length).
+ * raw strings would leak the token's length). Anthropic clients send the same token as
+ * `x-api-key` (Claude Code with ANTHROPIC_API_KEY, the Anthropic SDK): either header passes.
  */
 export function bearerAuth(token: string): MiddlewareHandler {
   const matches = bearerMatcher(token);
   return async (c, next) => {
     const header = c.req.header("authorization");
-    if (!matches(header)) {
+    const apiKey = c.req.header("x-api-key");
+    if (!matches(header) && !(apiKey !== undefined && matches(`Bearer ${apiKey}`))) {
       c.header("WWW-Authenticate", 'Bearer realm="local-ai"');
-      throw new HttpError("unauthorized", /^Bearer\s+\S/i.test(header ?? "") ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token>");
+      const sent = /^Bearer\s+\S/i.test(header ?? "") || (apiKey ?? "").trim() !== "";
+      throw new HttpError("unauthorized", sent ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token> (or x-api-key: <token>)");
     }
     await next();
   };

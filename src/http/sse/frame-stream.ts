@@ -2,6 +2,8 @@ import { KEEP_ALIVE_FRAME } from "./sse-frames.js";
 
 export interface FrameStreamOptions {
   keepAliveMs: number;
+  /** What is sent after `keepAliveMs` of silence (default: an SSE comment; the Messages API sends a `ping` event). */
+  keepAliveFrame?: string;
   /** Frames queued but not yet taken by the socket; beyond this the client is too slow. */
   maxPendingBytes: number;
   /** The client went away (socket closed) or fell too far behind: cancel the turn. */
@@ -96,7 +98,7 @@ export class FrameStream {
       this.keepAlive.refresh();
       return;
     }
-    this.keepAlive = setTimeout(() => this.push(KEEP_ALIVE_FRAME), this.options.keepAliveMs);
+    this.keepAlive = setTimeout(() => this.push(this.options.keepAliveFrame ?? KEEP_ALIVE_FRAME), this.options.keepAliveMs);
     // A keep-alive must never hold the process open on its own.
     this.keepAlive.unref();
   }
