@@ -24,6 +24,8 @@ export interface ServeSocketOptions {
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;
   signals?: SignalLatch | undefined;
+  /** --exit-on-stdin-eof: stop gracefully when this stream (the process's stdin) ends. */
+  lifeline?: (NodeJS.ReadableStream & { destroy?(): void }) | undefined;
 }
 
 /** Per-client defaults (docs/protocol-pod.md "Limits"); tests shorten them through the environment. */
@@ -50,7 +52,7 @@ export async function serveSocket(options: ServeSocketOptions): Promise<ServeOut
     return { ok: false, message: (error as Error).message };
   }
 
-  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals });
+  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
   const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), coalesceMs: config.stdio.coalesce_ms, limits: clientLimits(env, config.stdio.max_line_bytes), logger });
