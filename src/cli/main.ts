@@ -5,6 +5,12 @@ import { latchSignals } from "../app/signal-latch.js";
 const signals = latchSignals();
 const { readPackageInfo } = await import("../shared/version.js");
 const { runCli } = await import("./program.js");
+const { completeDarwinPath } = await import("../shared/platform-env.js");
+
+// macOS apps started from Finder get launchd's bare PATH: Homebrew's folders are added, for us and
+// every child (llama-server, `npx` MCP servers), before anything resolves a program.
+const completed = completeDarwinPath(process.env, process.platform);
+if (completed !== process.env && completed.PATH !== undefined) process.env.PATH = completed.PATH;
 
 const code = await runCli(process.argv, {
   env: process.env,

@@ -9,7 +9,7 @@ import { childEnv } from "./child-env.js";
 import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { LogTail } from "../../shared/process/log-tail.js";
 import { OutputLineSplitter } from "../../shared/process/output-lines.js";
-import { withParentWatchdog } from "../../shared/process/parent-watchdog.js";
+import { watchdogEnv, withParentWatchdog } from "../../shared/process/parent-watchdog.js";
 import { killTree } from "../../shared/process/kill-tree.js";
 import { hostProcessPlatform, supervisedDetached, type ProcessPlatform } from "../../shared/process/process-platform.js";
 import { redactServerArgs } from "./server-args.js";
@@ -69,7 +69,7 @@ export class ServerProcess {
       stderr: "pipe",
       buffer: false,
       reject: false,
-      env: childEnv(),
+      env: watchdogEnv(childEnv(), command),
       extendEnv: false,
       windowsHide: true,
     });
