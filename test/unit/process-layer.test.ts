@@ -1,5 +1,5 @@
 // The process layer (src/shared/process) for each platform, with an injected platform and a fake
-// command runner: the commands built on darwin and win32, and recorded `ps -ww` / CIM output with
+// command runner: the commands built on darwin and win32, and `ps -ww` / CIM output with
 // spaces in paths parsed right. The real POSIX path runs end to end in the llama-server and
 // no-orphan suites.
 import assert from "node:assert/strict";
@@ -16,9 +16,9 @@ import { captureLogger } from "../helpers/capture-logger.js";
 import { fakePlatform } from "../helpers/fake-command-runner.js";
 
 const MAC_BINARY = "/Applications/My App.app/Contents/Resources/bin/llama-server";
-/** Recorded from `ps -ww -o lstart= -o command= -p 4242` on macOS 14 (C locale). */
+/** The output of `ps -ww -o lstart= -o command= -p 4242` on macOS (C locale), written in its documented format (not captured on a Mac). */
 const PS_OUTPUT = `Tue Dec  1 15:56:43 2026     ${MAC_BINARY} --host 127.0.0.1 --port 8081 -m /Users/ada/Library/Application Support/local-ai/models/qwen.gguf -t 8\n`;
-/** Recorded from the CIM query on Windows 11 (PowerShell 5.1, ConvertTo-Json -Compress). */
+/** The CIM query's output (PowerShell `ConvertTo-Json -Compress`: CRLF-terminated), written in its documented format (not captured on Windows). */
 const CIM_OUTPUT = String.raw`{"CommandLine":"\"C:\\Program Files\\My App\\resources\\llama-server.exe\" --host 127.0.0.1 --port 8081 -m \"C:\\Users\\Ada Lovelace\\AppData\\Roaming\\My App\\models\\qwen.gguf\" -t 8","Start":"2026-12-01T15:56:43.1234567Z"}` + "\r\n";
 
 const record = (binary: string): PidRecord => ({ pid: 4242, port: 8081, binary, model: "qwen", startedAt: "2026-12-01T15:56:43.500Z" });
