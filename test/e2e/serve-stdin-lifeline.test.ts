@@ -77,6 +77,20 @@ describe("serve-http --exit-on-stdin-eof", () => {
   });
 });
 
+describe("serve-http --exit-on-stdin-eof, the host gone", () => {
+  it("stdin, stdout and stderr all closed (as when the host dies): a graceful stop all the same, exit 0, the MCP server is gone", async () => {
+    const server = await startHttpServer(yaml(), ["--exit-on-stdin-eof"], { LOCAL_AI_LOG_LEVEL: "info" });
+    const children = await childrenOf(server.proc.child.pid!);
+    assert.equal(children.length, 1, `the MCP server runs as our child (${children.join(", ")})`);
+    // Every log line of the shutdown now meets a closed pipe (EPIPE).
+    server.proc.child.stdout.destroy();
+    server.proc.child.stderr.destroy();
+    server.proc.child.stdin.destroy();
+    assert.deepEqual(await server.proc.exited, { code: 0, signal: null });
+    assert.ok(await allGone(children), "the MCP server is gone");
+  });
+});
+
 describe("serve-socket --exit-on-stdin-eof", () => {
   it("stdin closed mid-turn: the turn held past the grace is cancelled, exit 0, the MCP server is gone", async () => {
     hold = heldResponse();
