@@ -19,16 +19,22 @@ const BARE_DARWIN_PATH = "/usr/bin:/bin:/usr/sbin:/sbin";
 export const DARWIN_EXTRA_PATH_DIRS: readonly string[] = ["/opt/homebrew/bin", "/usr/local/bin"];
 
 /**
- * On macOS, a PATH that is missing or exactly launchd's bare one gets Homebrew's folders appended,
- * so a configured `llama-server` or an MCP server's `npx` is found as in a terminal. Any other
- * PATH (a terminal's, one the host app set) is the user's choice and kept. Returns `env` itself
- * when nothing changes.
+ * On macOS, a PATH that is missing or exactly launchd's bare one is completed: with the login
+ * shell's PATH when `loginShellPath` gives one (nvm, Homebrew, whatever the user's profile adds),
+ * and with Homebrew's folders in any case, so a configured `llama-server` or an MCP server's `npx`
+ * is found as in a terminal. Any other PATH (a terminal's, one the host app set) is the user's
+ * choice and kept. Returns `env` itself when nothing changes.
  */
-export function completeDarwinPath<T extends Env>(env: T, os: NodeJS.Platform): T {
+export function completeDarwinPath<T extends Env>(env: T, os: NodeJS.Platform, loginShellPath: () => string | null = () => null): T {
   if (os !== "darwin") return env;
   const current = env.PATH;
   if (current !== undefined && current !== "" && current !== BARE_DARWIN_PATH) return env;
-  const dirs = (current === undefined || current === "" ? BARE_DARWIN_PATH : current).split(":");
-  for (const dir of DARWIN_EXTRA_PATH_DIRS) if (!dirs.includes(dir)) dirs.push(dir);
+  const dirs: string[] = [];
+  const add = (dir: string): void => {
+    if (dir !== "" && !dirs.includes(dir)) dirs.push(dir);
+  };
+  (loginShellPath() ?? "").split(":").forEach(add);
+  (current === undefined || current === "" ? BARE_DARWIN_PATH : current).split(":").forEach(add);
+  DARWIN_EXTRA_PATH_DIRS.forEach(add);
   return { ...env, PATH: dirs.join(":") };
 }

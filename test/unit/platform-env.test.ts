@@ -11,6 +11,7 @@ import { test } from "node:test";
 import { allowListedEnv } from "../../src/shared/process/child-env.js";
 import { findExecutable, windowsExtensions } from "../../src/shared/process/find-executable.js";
 import { DYLD_CARRIER, watchdogEnv, withParentWatchdog } from "../../src/shared/process/parent-watchdog.js";
+import { readLoginShellPath } from "../../src/shared/login-shell-path.js";
 import { completeDarwinPath, envValue } from "../../src/shared/platform-env.js";
 
 test("env names: without case on win32, exact elsewhere", () => {
@@ -43,6 +44,26 @@ test("macOS PATH: launchd's bare one (or none) gets Homebrew's folders; a termin
   assert.equal(completeDarwinPath(terminal, "darwin"), terminal);
   const bare = { PATH: "/usr/bin:/bin:/usr/sbin:/sbin" };
   assert.equal(completeDarwinPath(bare, "linux"), bare);
+});
+
+test("macOS PATH: the login shell's folders first, asked only for launchd's bare PATH", () => {
+  let asked = 0;
+  const login = (): string => (asked++, "/Users/ada/.nvm/versions/node/v20/bin:/opt/homebrew/bin:/usr/bin:/bin");
+  assert.equal(completeDarwinPath({ PATH: "/usr/bin:/bin:/usr/sbin:/sbin" }, "darwin", login).PATH, "/Users/ada/.nvm/versions/node/v20/bin:/opt/homebrew/bin:/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin");
+  assert.equal(asked, 1);
+  completeDarwinPath({ PATH: "/usr/local/bin:/usr/bin" }, "darwin", login);
+  completeDarwinPath({ PATH: "/usr/bin:/bin:/usr/sbin:/sbin" }, "linux", login);
+  assert.equal(asked, 1, "never asked for a PATH the user chose, nor off macOS");
+});
+
+test("the login shell's PATH is read between marks, whatever the profile prints; a missing shell gives null", async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), "local-ai-shell-"));
+  const shell = path.join(dir, "noisy-sh");
+  // A shell whose profile prints a banner first: only the marked part counts.
+  await writeFile(shell, `#!/bin/sh\necho "Welcome back"\nPATH=/from/profile:/usr/bin\nshift\neval "$1"\n`);
+  await chmod(shell, 0o755);
+  assert.equal(readLoginShellPath(shell), "/from/profile:/usr/bin");
+  assert.equal(readLoginShellPath(path.join(dir, "no-such-shell")), null);
 });
 
 test("DYLD_LIBRARY_PATH reaches the program through the watchdog's sh even when sh's own copy is stripped", async () => {
