@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { findExecutable } from "../src/shared/process/find-executable.js";
 import { embeddedBinaryOf, findLocalBuild, LOCAL_BUILD_CMAKE_OPTIONS } from "../src/engine/llama-binary.js";
+import { openMpSetup } from "./openmp-on-macos.js";
 
 /**
  * `npm run build:embedded` (optional): builds node-llama-cpp's bundled llama.cpp on this machine
@@ -32,6 +33,13 @@ async function main(): Promise<number> {
     }
     log("the existing local build does not load with OpenMP; building it again");
   }
+  const openMp = openMpSetup(process.platform);
+  if (!openMp.ok) {
+    log(openMp.reason);
+    return 1;
+  }
+  // CMake's FindOpenMP looks under <Package>_ROOT: Homebrew's libomp is keg-only (not on the default paths).
+  if (openMp.root !== null) process.env.OpenMP_ROOT = openMp.root;
   for (const tool of ["cmake", "c++"]) {
     const found = await findExecutable(tool, process.env);
     if (!found.found) {

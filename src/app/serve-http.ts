@@ -25,6 +25,8 @@ export interface ServeHttpOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Signals held since start-up (main.ts): taken over by the server's shutdown handling. */
   signals?: SignalLatch | undefined;
+  /** --exit-on-stdin-eof: stop gracefully when this stream (the process's stdin) ends. */
+  lifeline?: (NodeJS.ReadableStream & { destroy?(): void }) | undefined;
 }
 
 /** In-flight turns get this long to finish at shutdown before they are cancelled. */
@@ -61,7 +63,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     ...keepAliveOverride(env),
   };
 
-  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals });
+  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
   const shutdown = new AbortController();

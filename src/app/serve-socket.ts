@@ -2,7 +2,9 @@ import path from "node:path";
 import type { ConfigState } from "../config/load-config.js";
 import type { Config } from "../config/schema.js";
 import type { ClientLimits } from "../pod/pod-client-connection.js";
+import { handshakeOnPosix, podEndpoint } from "../pod/pod-endpoint.js";
 import { PodServer } from "../pod/pod-server.js";
+import { ensurePodToken } from "../pod/pod-token.js";
 import { SocketInUseError } from "../pod/pod-socket-file.js";
 import { resolvePodSession } from "../pod/pod-state-file.js";
 import { ensurePrivateDir } from "../shared/private-dir.js";
@@ -23,7 +25,11 @@ export interface ServeSocketOptions {
   name?: string | undefined;
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;
+  /** The platform whose endpoint to use (a named pipe on win32); the host's by default. */
+  os?: NodeJS.Platform;
   signals?: SignalLatch | undefined;
+  /** --exit-on-stdin-eof: stop gracefully when this stream (the process's stdin) ends. */
+  lifeline?: (NodeJS.ReadableStream & { destroy?(): void }) | undefined;
 }
 
 /** Per-client defaults (docs/protocol-pod.md "Limits"); tests shorten them through the environment. */
@@ -40,20 +46,26 @@ export async function serveSocket(options: ServeSocketOptions): Promise<ServeOut
   const { config, configState, env } = options;
   // The serving config has at least one agent (loadServingConfig).
   const podName = options.name ?? Object.keys(config.agents)[0] ?? "assistant";
-  const socketPath = path.resolve(options.cwd, options.socket ?? path.join(config.app.data_dir, "pod.sock"));
+  const endpoint = podEndpoint({ dataDir: config.app.data_dir, socket: options.socket, cwd: options.cwd, os: options.os ?? process.platform, handshakeOnPosix: handshakeOnPosix(env) });
+  const socketPath = endpoint.path;
   let sessionId: string;
+  let handshakeToken: string | null = null;
   try {
     // Under data_dir (the default) the socket's folder is private; elsewhere only new folders are.
-    await ensurePrivateDir(path.dirname(socketPath), config.app.data_dir);
+    if (!endpoint.pipe) await ensurePrivateDir(path.dirname(socketPath), config.app.data_dir);
+    if (endpoint.tokenFile !== null) {
+      await ensurePrivateDir(path.dirname(endpoint.tokenFile), config.app.data_dir);
+      handshakeToken = await ensurePodToken(endpoint.tokenFile);
+    }
     ({ sessionId } = await resolvePodSession(config.app.data_dir, podName, options.session));
   } catch (error) {
     return { ok: false, message: (error as Error).message };
   }
 
-  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals });
+  const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
-  const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), coalesceMs: config.stdio.coalesce_ms, limits: clientLimits(env, config.stdio.max_line_bytes), logger });
+  const server = new PodServer({ socketPath, sessionId, podName, runner: () => runtime.sessionRunner(), coalesceMs: config.stdio.coalesce_ms, limits: clientLimits(env, config.stdio.max_line_bytes), logger, pipe: endpoint.pipe, handshakeToken });
   try {
     await server.listen();
     await server.restore();

@@ -10,18 +10,22 @@ export interface SignalLatch {
   release(): NodeJS.Signals | undefined;
 }
 
-const HELD: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+/** The signals a serve command handles as a stop: SIGBREAK too on Windows (see shutdown-signals.ts). */
+export function stopSignals(os: NodeJS.Platform): NodeJS.Signals[] {
+  return os === "win32" ? ["SIGTERM", "SIGINT", "SIGBREAK"] : ["SIGTERM", "SIGINT"];
+}
 
-export function latchSignals(target: Pick<NodeJS.Process, "on" | "off"> = process): SignalLatch {
+export function latchSignals(target: Pick<NodeJS.Process, "on" | "off"> = process, os: NodeJS.Platform = process.platform): SignalLatch {
+  const held = stopSignals(os);
   let first: NodeJS.Signals | undefined;
   const hold = (signal: NodeJS.Signals): void => {
     first ??= signal;
   };
-  for (const signal of HELD) target.on(signal, hold);
+  for (const signal of held) target.on(signal, hold);
   let released = false;
   return {
     release: () => {
-      if (!released) for (const signal of HELD) target.off(signal, hold);
+      if (!released) for (const signal of held) target.off(signal, hold);
       released = true;
       return first;
     },

@@ -14,7 +14,7 @@ import { checkModelInsights } from "./checks/model-insights.js";
 import { checkModels } from "./checks/models.js";
 import { checkPorts } from "./checks/ports.js";
 import { checkStaleLlamaServers } from "./checks/stale-llama-server.js";
-import { checkSystem } from "./checks/system.js";
+import { checkSystem, probeWithRamState, readSystemProbe } from "./checks/system.js";
 import { checkToolSchemas } from "./checks/tool-schemas.js";
 import type { CheckResult, CheckStatus, DoctorContext, DoctorReport } from "./doctor-report.js";
 
@@ -89,7 +89,7 @@ export async function runDoctor(context: DoctorContext, options: RunDoctorOption
 function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger): PlannedCheck[] {
   const { configState, env } = context;
   const planned: PlannedCheck[] = [
-    { id: "system", title: "System", stuck: "the operating system did not answer a basic query", run: () => checkSystem() },
+    { id: "system", title: "System", stuck: "the operating system did not answer a basic query", run: async () => checkSystem(await probeWithRamState(readSystemProbe(), async () => (await llama()).llama.getRamState())) },
     { id: "gpu", title: "GPU", stuck: "node-llama-cpp did not finish loading (a GPU driver that hangs?)", run: () => checkGpu(llama) },
     { id: "config", title: "Config", stuck: "nothing expected (this check does no I/O; please report it)", run: () => checkConfig(configState) },
   ];

@@ -4,11 +4,17 @@ import { encodePodEvent, isDroppable, type PodEvent } from "./pod-event-types.js
 import type { LineItem as PodLine } from "../shared/line-splitter.js";
 import { parsePodRequest } from "./pod-request.js";
 import { PodHub, type PodHubOptions } from "./pod-hub.js";
+import { awaitHandshake } from "./pod-handshake.js";
+import { listenOnPipe } from "./pod-pipe.js";
 import { claimSocketPath, listenOnSocket, removeSocketFile } from "./pod-socket-file.js";
 
 export interface PodServerOptions extends PodHubOptions {
   socketPath: string;
   limits: ClientLimits;
+  /** A named pipe (Windows: pod-endpoint.ts) instead of a socket file. */
+  pipe?: boolean;
+  /** When set, a client's first line must carry this token (pod-handshake.ts); others are dropped. */
+  handshakeToken?: string | null;
 }
 
 /**
@@ -33,6 +39,7 @@ export class PodServer {
 
   /** Claims the socket path (stale file replaced, live one refused: SocketInUseError) and listens. */
   async listen(): Promise<void> {
+    if (this.options.pipe === true) return listenOnPipe(this.server, this.options.socketPath);
     await claimSocketPath(this.options.socketPath);
     this.socketIno = (await listenOnSocket(this.server, this.options.socketPath)).ino;
   }
@@ -56,6 +63,21 @@ export class PodServer {
   }
 
   private accept(socket: Socket): void {
+    const token = this.options.handshakeToken;
+    if (token === undefined || token === null) return this.admit(socket);
+    void awaitHandshake(socket, token).then((ok) => {
+      if (ok) {
+        this.admit(socket);
+        // awaitHandshake paused it, with what followed the token put back.
+        socket.resume();
+        return;
+      }
+      this.options.logger.warn("pod client dropped: no valid token as its first line");
+      socket.destroy();
+    });
+  }
+
+  private admit(socket: Socket): void {
     const id = this.nextClientId++;
     const client: PodClientConnection = new PodClientConnection(
       id,

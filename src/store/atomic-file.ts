@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { access, mkdir, open, rename, unlink } from "node:fs/promises";
+import { access, mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
+import { openRetrying, retryTransient, unlinkRetrying } from "../shared/fs-retry.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "../shared/private-dir.js";
 
 /**
@@ -69,6 +70,8 @@ export async function fsyncCreatedDirs(dir: string, firstCreated: string): Promi
 export interface AtomicWriteOptions {
   /** Test seam: runs after the temp file is durable and before the rename (simulate a crash there). */
   beforeRename?: (tempPath: string) => Promise<void>;
+  /** Test seam: the rename (a fake that fails as antivirus does on Windows). */
+  rename?: (from: string, to: string) => Promise<void>;
 }
 
 /** The temp file sits in the target's folder (rename is only atomic within one file system). */
@@ -84,13 +87,14 @@ export function isTempFor(baseName: string, name: string): boolean {
 /**
  * Replaces `target` atomically: write a temp file in the same folder, fsync it, rename it over the
  * target, fsync the folder. A crash before the rename leaves the old file (plus a stray temp
- * file); after it, the new one. The temp file is removed when any step fails.
+ * file); after it, the new one. The temp file is removed when any step fails. The open and the
+ * rename are retried briefly on EPERM/EBUSY/EACCES (a scanner holding the file on Windows).
  */
 export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const temp = tempPathFor(target);
   let renamed = false;
   try {
-    const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
+    const handle = await openRetrying(temp, "wx", PRIVATE_FILE_MODE);
     try {
       await handle.writeFile(data);
       await handle.sync();
@@ -98,11 +102,12 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
       await handle.close();
     }
     if (options.beforeRename) await options.beforeRename(temp);
-    await rename(temp, target);
+    const renameFile = options.rename ?? rename;
+    await retryTransient(() => renameFile(temp, target));
     renamed = true;
     await fsyncDir(path.dirname(target));
   } finally {
-    if (!renamed) await unlink(temp).catch(() => undefined);
+    if (!renamed) await unlinkRetrying(temp).catch(() => undefined);
   }
 }
 
@@ -115,7 +120,7 @@ export async function writeNewFile(target: string, data: string | Uint8Array): P
     const candidate = attempt === 1 ? target : `${target}-${attempt}`;
     let handle;
     try {
-      handle = await open(candidate, "wx", PRIVATE_FILE_MODE);
+      handle = await openRetrying(candidate, "wx", PRIVATE_FILE_MODE);
     } catch (error) {
       if (errorCode(error) === "EEXIST" && attempt < 100) continue;
       throw error;

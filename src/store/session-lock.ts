@@ -5,6 +5,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { delay } from "../shared/abort.js";
+import { retryTransient, unlinkRetrying } from "../shared/fs-retry.js";
 import { isProcessAlive } from "../shared/process/is-process-alive.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { ensureDir, errorCode, isNotFound } from "./atomic-file.js";
@@ -161,7 +162,8 @@ export class SessionLocks {
   private async tryCreate(file: string, token: string, attempt = 0): Promise<boolean> {
     let fd: number;
     try {
-      fd = openSync(file, "wx", 0o600);
+      // Retried briefly on EPERM/EBUSY/EACCES: a scanner holding a lock being released (Windows).
+      fd = await retryTransient(() => Promise.resolve(openSync(file, "wx", 0o600)));
     } catch (error) {
       if (errorCode(error) === "EEXIST") return false;
       // A few tries: a failed first turn elsewhere may remove the empty folder we just made.
@@ -210,7 +212,7 @@ export class SessionLocks {
     try {
       const now = await observe(file);
       if (now && now.ino === observed.ino && now.mtimeMs === observed.mtimeMs && now.raw === observed.raw) {
-        await unlink(file);
+        await unlinkRetrying(file);
         this.logger?.warn({ lock: file, owner: observed.owner }, "broke a stale session lock");
       }
     } finally {
@@ -222,7 +224,7 @@ export class SessionLocks {
   private async releaseFile(file: string, token: string): Promise<void> {
     try {
       const owner = parseOwner(await readFile(file, "utf8"));
-      if (owner?.token === token && owner.pid === process.pid) await unlink(file);
+      if (owner?.token === token && owner.pid === process.pid) await unlinkRetrying(file);
       else this.logger?.warn({ lock: file }, "session lock was taken over while held; left in place");
     } catch (error) {
       if (!isNotFound(error)) this.logger?.warn({ lock: file, err: error }, "could not release the session lock");

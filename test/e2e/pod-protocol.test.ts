@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { echoToolYaml } from "../helpers/agents-yaml.js";
 import { CliProcess } from "../helpers/cli-process.js";
 import { alive } from "../helpers/mcp-servers.js";
+import { childrenOf } from "../helpers/process-children.js";
 import { startPod, type PodProcess } from "../helpers/pod-process.js";
 import { PodSocketClient, type PodMessage } from "../helpers/pod-socket-client.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
@@ -210,15 +211,3 @@ describe("serve-socket: the Pod protocol through the built CLI (demo model, MCP 
     for (const pid of children) assert.equal(alive(pid), false, `child ${pid} survived`);
   });
 });
-
-async function childrenOf(parent: number): Promise<number[]> {
-  const { readdir } = await import("node:fs/promises");
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(ppid) === parent && state !== "Z") pids.push(Number(entry));
-  }
-  return pids;
-}

@@ -1,37 +1,17 @@
 import assert from "node:assert/strict";
-import { readFile, readdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { CliProcess } from "../helpers/cli-process.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { configYaml, localModel, mcpServer } from "../helpers/config-yaml.js";
-import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
+import { allGone as gone, childrenOf } from "../helpers/process-children.js";
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM_SERVER = path.join(path.dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")), "dist/index.js");
-
-/** Pids of processes whose parent is `parent` (Linux /proc). */
-async function childrenOf(parent: number): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    if (ppid === parent) pids.push(Number(entry));
-  }
-  return pids;
-}
-
-/** Bounded wait for grandchildren to be gone: a process that is not our child has no exit event to wait on. */
-async function gone(pids: number[], ms = 5000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (pids.some(isProcessAlive) && Date.now() < until) await sleep(25);
-  return !pids.some(isProcessAlive);
-}
 
 for (const how of ["SIGTERM", "stdin EOF", "shutdown"] as const) {
   describe(`serve-stdio leaves no child behind (${how})`, () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { McpServerConfig } from "../../src/config/schema.js";
+import { childrenOf } from "./process-children.js";
 
 /** Server configs for the tests: the real npm servers, and our SDK fixture server. */
 
@@ -61,16 +62,7 @@ export async function waitUntil(check: () => boolean, ms: number): Promise<boole
   return true;
 }
 
-/** Pids of this process's live children (Linux /proc), to prove nothing was left behind. */
-export async function childPids(): Promise<number[]> {
-  const { readdir, readFile } = await import("node:fs/promises");
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc").catch(() => [])) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    // Fields after the parenthesized command: state, ppid.
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(ppid) === process.pid && state !== "Z") pids.push(Number(entry));
-  }
-  return pids;
+/** Pids of this process's live children, to prove nothing was left behind (never vacuous: see process-children.ts). */
+export function childPids(): Promise<number[]> {
+  return childrenOf(process.pid);
 }

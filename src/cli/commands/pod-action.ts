@@ -3,6 +3,8 @@ import { connect, type Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
+import { handshakeOnPosix, podEndpoint, type PodEndpoint } from "../../pod/pod-endpoint.js";
+import { handshakeLine, readPodToken } from "../../pod/pod-token.js";
 import { LineSplitter } from "../../shared/line-splitter.js";
 import type { CliDeps } from "../cli-deps.js";
 import { PodEventPrinter, type WirePodEvent } from "../pod-event-printer.js";
@@ -20,7 +22,15 @@ const METHOD_WORDS: Record<string, string> = { resume: "resume", cancel: "cancel
 /** The `pod` action, imported only when this command runs (see program.ts: lazy commands). */
 export async function runPodCommand(command: Command, deps: CliDeps): Promise<void> {
   const options = command.optsWithGlobals<PodOptions>();
-  const socketPath = options.socket !== undefined ? path.resolve(deps.cwd, options.socket) : await defaultSocket(options.config, deps);
+  const endpoint = await podEndpointOf(options, deps);
+  const socketPath = endpoint.path;
+  // Windows: the pipe admits only a client that sends the token first (pod-endpoint.ts).
+  const token = endpoint.tokenFile === null ? null : await readPodToken(endpoint.tokenFile);
+  if (endpoint.tokenFile !== null && token === null) {
+    deps.stderr.write(`local-ai pod: no pod token in ${endpoint.tokenFile} (is \`local-ai serve-socket\` running on this data dir?)\n`);
+    deps.setExitCode(1);
+    return;
+  }
   const socket = await new Promise<Socket | Error>((resolve) => {
     const candidate = connect(socketPath);
     candidate.once("connect", () => resolve(candidate));
@@ -31,14 +41,20 @@ export async function runPodCommand(command: Command, deps: CliDeps): Promise<vo
     deps.setExitCode(1);
     return;
   }
+  if (token !== null) socket.write(handshakeLine(token));
   const code = await session(socket, options.run, deps);
   deps.setExitCode(code);
 }
 
-async function defaultSocket(configFlag: string | undefined, deps: CliDeps): Promise<string> {
-  const state = await loadConfig({ flag: configFlag, env: deps.env, cwd: deps.cwd });
-  const dataDir = state.status === "loaded" ? state.config.app.data_dir : path.resolve(deps.cwd, ".local-ai");
-  return path.join(dataDir, "pod.sock");
+async function podEndpointOf(options: PodOptions, deps: CliDeps): Promise<PodEndpoint> {
+  const os = process.platform;
+  // A --socket on POSIX needs no config (no token); otherwise data_dir comes from the config.
+  let dataDir = path.resolve(deps.cwd, ".local-ai");
+  if (options.socket === undefined || os === "win32" || handshakeOnPosix(deps.env)) {
+    const state = await loadConfig({ flag: options.config, env: deps.env, cwd: deps.cwd });
+    if (state.status === "loaded") dataDir = state.config.app.data_dir;
+  }
+  return podEndpoint({ dataDir, socket: options.socket, cwd: deps.cwd, os, handshakeOnPosix: handshakeOnPosix(deps.env) });
 }
 
 function session(socket: Socket, runText: string | undefined, deps: CliDeps): Promise<number> {

@@ -6,6 +6,7 @@ import { loadServingConfig } from "../serving-config.js";
 export interface ServeHttpOptions {
   config?: string;
   mcpConfig?: string;
+  exitOnStdinEof?: boolean;
   host?: string;
   port?: string;
   bearerToken?: string;
@@ -32,6 +33,7 @@ export async function runServeHttpCommand(command: Command, deps: CliDeps): Prom
     bearerTokenFile: options.bearerTokenFile,
     env: deps.env,
     signals: deps.signals,
+    lifeline: options.exitOnStdinEof === true ? deps.io.stdin : undefined,
   });
   if (!outcome.ok) return fail(outcome.message);
   deps.io.exit(outcome.exitCode);

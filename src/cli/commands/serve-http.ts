@@ -15,6 +15,7 @@ export function registerServeHttpCommand(program: Command, deps: CliDeps): void 
     .option("--bearer-token <token>", "require Authorization: Bearer <token> on /v1/* (visible in the process list: prefer the file or $LOCAL_AI_TOKEN)")
     .option("--bearer-token-file <file>", "read the bearer token from a file (mode 600); also $LOCAL_AI_TOKEN, http.bearer_token_file, http.bearer_token")
     .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
+    .option("--exit-on-stdin-eof", "stop gracefully (as on SIGTERM) when stdin is closed: a host that spawns this with a pipe on stdin stops it by closing the pipe, or by dying")
     // The implementation (and everything it imports) loads only when this command runs.
     .action(async (_options: unknown, command: Command) => {
       const { runServeHttpCommand } = await import("./serve-http-action.js");

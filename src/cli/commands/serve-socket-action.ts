@@ -6,6 +6,7 @@ import { loadServingConfig } from "../serving-config.js";
 export interface ServeSocketOptions {
   config?: string;
   mcpConfig?: string;
+  exitOnStdinEof?: boolean;
   socket?: string;
   session?: string;
   name?: string;
@@ -29,6 +30,7 @@ export async function runServeSocketCommand(command: Command, deps: CliDeps): Pr
     cwd: deps.cwd,
     env: deps.env,
     signals: deps.signals,
+    lifeline: options.exitOnStdinEof === true ? deps.io.stdin : undefined,
   });
   if (!outcome.ok) return fail(outcome.message);
   deps.io.exit(outcome.exitCode);

@@ -14,6 +14,7 @@ export function registerServeSocketCommand(program: Command, deps: CliDeps): voi
     .option("--session <id>", "session to serve (default: the one this pod served last, else a new one)")
     .option("--name <name>", "pod name (default: the first agent's name)")
     .option("--mcp-config <file>", "MCP servers from a YAML or JSON file (also the common {\"mcpServers\": {...}} shape)")
+    .option("--exit-on-stdin-eof", "stop gracefully (as on SIGTERM) when stdin is closed: a host that spawns this with a pipe on stdin stops it by closing the pipe, or by dying")
     // The implementation (and everything it imports) loads only when this command runs.
     .action(async (_options: unknown, command: Command) => {
       const { runServeSocketCommand } = await import("./serve-socket-action.js");

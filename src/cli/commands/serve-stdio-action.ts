@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { protocolOutput } from "../../shared/process/protocol-output.js";
 import type { CliDeps } from "../cli-deps.js";
 
 export interface ServeStdioOptions {
@@ -10,7 +11,7 @@ export interface ServeStdioOptions {
 /** The `serve-stdio` action, imported only when this command runs (see program.ts: lazy commands). */
 export async function runServeStdioCommand(command: Command, deps: CliDeps): Promise<void> {
   const options = command.optsWithGlobals<ServeStdioOptions>();
-  const serving = { config: options.config, mcpConfig: options.mcpConfig, cwd: deps.cwd, env: deps.env, signals: deps.signals, input: deps.io.stdin, output: deps.io.stdout };
+  const serving = { config: options.config, mcpConfig: options.mcpConfig, cwd: deps.cwd, env: deps.env, signals: deps.signals, input: deps.io.stdin, output: protocolOutput(deps.io.stdout, process.platform) };
   let exitCode: number;
   if (options.protocol === "acp") {
     // The Agent Client Protocol is a front door of its own (src/acp), imported only for it.

@@ -12,6 +12,8 @@ export interface SystemProbe {
   logicalCores: number;
   totalMemBytes: number;
   freeMemBytes: number;
+  /** Where the memory figures come from: node-llama-cpp's RAM state, or the OS's free memory. */
+  memorySource?: "node-llama-cpp" | "os";
   nodeVersion: string;
 }
 
@@ -32,6 +34,26 @@ export function readSystemProbe(): SystemProbe {
     freeMemBytes: os.freemem(),
     nodeVersion: process.versions.node,
   };
+}
+
+/** How long the system check waits for node-llama-cpp's RAM state before using the OS's figure. */
+const RAM_STATE_WAIT_MS = 5000;
+
+/**
+ * The probe with node-llama-cpp's RAM state, when it answers in time. os.freemem() leaves out
+ * memory the OS gives back at once (macOS's inactive pages, Linux's reclaimable cache on old
+ * kernels), so it warns falsely there; node-llama-cpp's figure is the one it loads models against.
+ */
+export async function probeWithRamState(probe: SystemProbe, ramState: () => Promise<{ total: number; free: number }>): Promise<SystemProbe> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), RAM_STATE_WAIT_MS)));
+  try {
+    const state = await Promise.race([ramState().catch(() => null), late]);
+    if (state === null || !(state.total > 0) || !(state.free >= 0)) return { ...probe, memorySource: "os" };
+    return { ...probe, totalMemBytes: state.total, freeMemBytes: state.free, memorySource: "node-llama-cpp" };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function checkSystem(probe: SystemProbe = readSystemProbe()): Promise<CheckResult[]> {
@@ -56,7 +78,7 @@ function checkCpu(probe: SystemProbe): CheckResult {
 }
 
 function checkMemory(probe: SystemProbe): CheckResult {
-  const data = { total_bytes: probe.totalMemBytes, free_bytes: probe.freeMemBytes };
+  const data = { total_bytes: probe.totalMemBytes, free_bytes: probe.freeMemBytes, source: probe.memorySource ?? "os" };
   const finding = `${formatBytes(probe.freeMemBytes)} free of ${formatBytes(probe.totalMemBytes)}`;
   if (probe.freeMemBytes < LOW_FREE_MEMORY_BYTES) {
     return warn(

@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Llama, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { renameRetrying, unlinkRetrying } from "../../shared/fs-retry.js";
 import { ensurePrivateDir } from "../../shared/private-dir.js";
 import { sameTokens } from "./sequence-pool.js";
 
@@ -99,8 +100,9 @@ export class KvStateFiles {
       };
       await writeFile(meta + suffix, JSON.stringify(record), { mode: 0o600 });
       // State first, then meta: a reader in between sees the old meta, whose hash the new state fails.
-      await rename(state + suffix, state);
-      await rename(meta + suffix, meta);
+      // Retried briefly on EPERM/EBUSY/EACCES (a scanner reading the old file on Windows).
+      await renameRetrying(state + suffix, state);
+      await renameRetrying(meta + suffix, meta);
       this.logger.debug({ key, tokens: tokens.length, bytes: saved.bytes, ms: Date.now() - started }, "kv state saved");
     } catch (error) {
       await Promise.all([unlink(state + suffix), unlink(meta + suffix)].map((p) => p.catch(() => undefined)));
@@ -202,7 +204,7 @@ export class KvStateFiles {
     const oldestFirst = [...entries.entries()].sort(([, a], [, b]) => a.usedAt - b.usedAt);
     for (const [stem, entry] of oldestFirst) {
       if (total <= this.budgetBytes) break;
-      await Promise.all(entry.files.map((file) => unlink(file).catch(() => undefined)));
+      await Promise.all(entry.files.map((file) => unlinkRetrying(file).catch(() => undefined)));
       total -= entry.bytes;
       this.logger.debug({ file: stem, bytes: entry.bytes }, "kv state evicted from disk (kv_cache_disk_bytes)");
     }

@@ -15,5 +15,5 @@ const LLAMA_SERVER_ENV: EnvAllowList = {
 };
 
 export function childEnv(parent: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
-  return allowListedEnv(parent, LLAMA_SERVER_ENV);
+  return allowListedEnv(parent, [LLAMA_SERVER_ENV]);
 }

@@ -8,9 +8,9 @@ import path from "node:path";
 import { isRecordedServer, legacyPidFileName, readPidFile, removePidFile, startedInTime } from "./pid-file.js";
 import { isPortFree } from "./port-probe.js";
 import { isProcessAlive } from "../../shared/process/is-process-alive.js";
-import { processStartTime } from "../../shared/process/process-start-time.js";
-import { readCommandLine } from "../../shared/process/read-command-line.js";
-import { terminateProcessGroup } from "../../shared/process/terminate.js";
+import { readProcessInfo } from "../../shared/process/process-info.js";
+import { hostProcessPlatform, type ProcessPlatform } from "../../shared/process/process-platform.js";
+import { terminateTree } from "../../shared/process/terminate-tree.js";
 import { LLAMA_SERVER_HOST } from "./server-args.js";
 import { delay as sleep } from "../../shared/abort.js";
 
@@ -21,6 +21,8 @@ export interface PortClaim {
   logger: Logger;
   /** TERM-to-KILL grace when reaping an orphan. */
   graceMs: number;
+  /** How to read and stop processes here; the host's by default. */
+  platform?: ProcessPlatform;
 }
 
 export interface ClaimResult {
@@ -35,6 +37,7 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
   const { logger, port } = claim;
   let reapedPid: number | null = null;
   let liveOwner: number | null = null;
+  const platform = claim.platform ?? hostProcessPlatform();
 
   const legacy = legacyPidFileName(claim.modelName);
   for (const pidFile of legacy === null ? [claim.pidFile] : [claim.pidFile, path.join(path.dirname(claim.pidFile), legacy)]) {
@@ -46,10 +49,12 @@ export async function claimPort(claim: PortClaim): Promise<ClaimResult> {
       liveOwner = owner;
     } else {
       if (isProcessAlive(record.pid)) {
-        const [argv, startedAt] = await Promise.all([readCommandLine(record.pid), processStartTime(record.pid)]);
+        const info = await readProcessInfo(record.pid, platform, { executable: record.binary });
+        const argv = info?.argv ?? null;
+        const startedAt = info?.startedAt ?? null;
         if (argv !== null && isRecordedServer(record, argv) && startedInTime(record, startedAt)) {
           logger.warn({ orphan_pid: record.pid, port: record.port, startedAt: record.startedAt }, "reaping a llama-server orphaned by an earlier run");
-          const result = await terminateProcessGroup(record.pid, claim.graceMs);
+          const result = await terminateTree(record.pid, claim.graceMs, platform);
           if (!result.exited) {
             throw new RuntimeError("engine_unavailable", `Could not stop the orphaned llama-server (pid ${record.pid}) on port ${record.port}`, {
               details: { pid: record.pid, port: record.port },

@@ -9,8 +9,9 @@ import { childEnv } from "./child-env.js";
 import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { LogTail } from "../../shared/process/log-tail.js";
 import { OutputLineSplitter } from "../../shared/process/output-lines.js";
-import { withParentWatchdog } from "../../shared/process/parent-watchdog.js";
-import { signalProcessGroup } from "../../shared/process/terminate.js";
+import { watchdogEnv, withParentWatchdog } from "../../shared/process/parent-watchdog.js";
+import { killTree } from "../../shared/process/kill-tree.js";
+import { hostProcessPlatform, supervisedDetached, type ProcessPlatform } from "../../shared/process/process-platform.js";
 import { redactServerArgs } from "./server-args.js";
 import { delay as sleep } from "../../shared/abort.js";
 
@@ -31,6 +32,8 @@ export interface ServerProcessOptions {
   children: ChildRegistry;
   /** Called for every output line (the supervisor extends its startup deadline on progress). */
   onLine?: (line: string) => void;
+  /** How to spawn and stop processes here; the host's by default. */
+  platform?: ProcessPlatform;
 }
 
 export class ServerProcess {
@@ -41,6 +44,7 @@ export class ServerProcess {
     readonly pid: number,
     readonly startedAt: number,
     exited: Promise<ExitInfo>,
+    private readonly platform: ProcessPlatform,
   ) {
     this.exited = exited.then((info) => {
       this.exitInfo = info;
@@ -53,9 +57,11 @@ export class ServerProcess {
     const { logger, tail } = options;
     // execa (and its dependency tree) is imported on the first spawn only: it is off every start-up path.
     const { execa } = await import("execa");
-    const command = withParentWatchdog(options.binary, options.args);
+    const platform = options.platform ?? hostProcessPlatform();
+    const command = withParentWatchdog(options.binary, options.args, platform.os);
     const subprocess = execa(command.file, command.args, {
-      detached: true,
+      // Windows: not detached, so the job object that holds us ends it with us.
+      detached: supervisedDetached(platform),
       cleanup: false, // we stop the group ourselves; execa's cleanup would only signal the leader
       // The watchdog's lifeline: never written to; its end closing (we died) stops the server.
       stdin: command.watched ? "pipe" : "ignore",
@@ -63,7 +69,7 @@ export class ServerProcess {
       stderr: "pipe",
       buffer: false,
       reject: false,
-      env: childEnv(),
+      env: watchdogEnv(childEnv(), command),
       extendEnv: false,
       windowsHide: true,
     });
@@ -110,7 +116,7 @@ export class ServerProcess {
       logger.info({ child_pid: pid, ...info }, "llama-server exited");
       return info;
     });
-    return new ServerProcess(pid, Date.now(), exited);
+    return new ServerProcess(pid, Date.now(), exited, platform);
   }
 
   /** null while running. */
@@ -124,20 +130,21 @@ export class ServerProcess {
 
   /** Sends a signal to the whole group (tests and the crash path use SIGKILL). */
   signal(signal: NodeJS.Signals): void {
-    if (this.running) signalProcessGroup(this.pid, signal);
+    if (this.running) void killTree(this.pid, signal, this.platform);
   }
 
   /** TERM to the group; KILL after `graceMs`. Resolves once the child is gone. */
   async stop(graceMs: number): Promise<ExitInfo & { forced: boolean }> {
     if (this.exitInfo !== null) return { ...this.exitInfo, forced: false };
-    signalProcessGroup(this.pid, "SIGTERM");
+    // Windows has no TERM for a console program: the tree is ended at once there.
+    void killTree(this.pid, "SIGTERM", this.platform);
     const timer = new AbortController();
     const graceful = await Promise.race([
       this.exited.then(() => true),
       sleep(graceMs, timer.signal, { unref: true }).then(() => false, () => true),
     ]);
     timer.abort();
-    if (!graceful) signalProcessGroup(this.pid, "SIGKILL");
+    if (!graceful) void killTree(this.pid, "SIGKILL", this.platform);
     return { ...(await this.exited), forced: !graceful };
   }
 }

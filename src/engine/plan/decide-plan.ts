@@ -101,7 +101,9 @@ export async function decidePlan(estimator: ModelEstimator, hardware: HardwareSn
 /**
  * `threads: auto` from node-llama-cpp's `cpuMathCores` (llama.cpp's count of physical performance
  * cores: hyper-threads and efficiency cores slow token generation down; when unknown, half the
- * logical cores), adjusted per engine by autoThreads, exactly as the engines resolve it.
+ * logical cores), adjusted per engine by autoThreads, exactly as the engines resolve it. A
+ * llama-server launch counts them without node-llama-cpp (physicalCores): its figure is used
+ * for llama-server plans, so the plan's `-t` is the launched one.
  */
 export function resolveThreads(requested: "auto" | number, hardware: HardwareSnapshot, notes: string[], key: string, engine: EngineKind = "embedded"): number {
   if (requested !== "auto") {
@@ -110,7 +112,8 @@ export function resolveThreads(requested: "auto" | number, hardware: HardwareSna
     }
     return requested;
   }
-  const cores = hardware.cpu.mathCores > 0 ? hardware.cpu.mathCores : Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
+  const server = engine === "llama-server" ? hardware.cpu.serverCores : undefined;
+  const cores = server !== undefined && server > 0 ? server : hardware.cpu.mathCores > 0 ? hardware.cpu.mathCores : Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
   return autoThreads(engine, cores);
 }
 

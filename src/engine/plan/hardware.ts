@@ -1,6 +1,7 @@
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
 import { formatBytes } from "../../shared/format-bytes.js";
+import { physicalCores } from "../cpu-cores.js";
 import type { GpuBackend, HardwareReport, HardwareSnapshot } from "./plan-types.js";
 
 /**
@@ -14,7 +15,7 @@ export async function probeHardware(llama: Llama | null): Promise<HardwareSnapsh
     return {
       ram: { totalBytes: os.totalmem(), freeBytes: os.freemem() },
       gpu: { backend: false, devices: [], vram: { totalBytes: 0, freeBytes: 0 }, unifiedBytes: 0, probed: false },
-      cpu: { logicalCores, mathCores: 0 },
+      cpu: { logicalCores, mathCores: 0, serverCores: physicalCores() },
       margins: { ramBytes: defaultRamMargin(os.totalmem()), vramBytes: 0 },
     };
   }
@@ -29,7 +30,7 @@ export async function probeHardware(llama: Llama | null): Promise<HardwareSnapsh
       unifiedBytes: vram.unifiedSize,
       probed: true,
     },
-    cpu: { logicalCores, mathCores: llama.cpuMathCores },
+    cpu: { logicalCores, mathCores: llama.cpuMathCores, serverCores: physicalCores() },
     margins: { ramBytes: llama.ramPaddingSize, vramBytes: llama.vramPaddingSize },
   };
 }

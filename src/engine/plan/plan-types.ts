@@ -32,6 +32,11 @@ export interface HardwareSnapshot {
     logicalCores: number;
     /** Cores useful for math (physical performance cores); what `threads: auto` uses. 0 = unknown. */
     mathCores: number;
+    /**
+     * What a llama-server launch counts for `threads: auto` (cpu-cores.ts physicalCores: it never
+     * loads node-llama-cpp), so plan shows the `-t` that is launched. Absent: mathCores is used.
+     */
+    serverCores?: number;
   };
   /** Kept free on purpose: estimates are not exact and the OS and other programs need room. */
   margins: MemorySplit;

@@ -18,15 +18,20 @@ export const BASE_CHILD_ENV: EnvAllowList = {
   prefixes: ["LC_"],
 };
 
-/** The variables of `parent` that `BASE_CHILD_ENV` or one of `extra` allows, and nothing else. */
-export function allowListedEnv(parent: Readonly<Record<string, string | undefined>>, ...extra: readonly EnvAllowList[]): Record<string, string> {
+/**
+ * The variables of `parent` that `BASE_CHILD_ENV` or one of `extra` allows, and nothing else. On
+ * Windows names are compared without case (`Path`, `SystemRoot` are how Windows spells them).
+ */
+export function allowListedEnv(parent: Readonly<Record<string, string | undefined>>, extra: readonly EnvAllowList[] = [], os: NodeJS.Platform = process.platform): Record<string, string> {
+  const fold = os === "win32" ? (name: string) => name.toUpperCase() : (name: string) => name;
   const lists = [BASE_CHILD_ENV, ...extra];
-  const names = new Set(lists.flatMap((list) => list.names));
-  const prefixes = lists.flatMap((list) => list.prefixes ?? []);
+  const names = new Set(lists.flatMap((list) => list.names.map(fold)));
+  const prefixes = lists.flatMap((list) => (list.prefixes ?? []).map(fold));
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parent)) {
     if (value === undefined) continue;
-    if (names.has(key) || prefixes.some((prefix) => key.startsWith(prefix))) env[key] = value;
+    const name = fold(key);
+    if (names.has(name) || prefixes.some((prefix) => name.startsWith(prefix))) env[key] = value;
   }
   return env;
 }

@@ -1,4 +1,5 @@
-import { signalProcessGroup } from "./terminate.js";
+import { killTreeSync } from "./kill-tree.js";
+import { hostProcessPlatform, type ProcessPlatform } from "./process-platform.js";
 
 /**
  * The process groups of the children one runtime started and must not outlive it. Owned by the
@@ -9,7 +10,9 @@ import { signalProcessGroup } from "./terminate.js";
 export class ChildRegistry {
   private readonly groups = new Set<number>();
 
-  /** `pid` leads its own process group (spawned detached). */
+  constructor(private readonly platform: ProcessPlatform = hostProcessPlatform()) {}
+
+  /** `pid` leads its own process group (spawned detached; on Windows, the root of a process tree). */
   add(pid: number): void {
     this.groups.add(pid);
   }
@@ -24,7 +27,7 @@ export class ChildRegistry {
 
   /** Synchronous, so it can run inside an `exit` handler. */
   killAll(signal: NodeJS.Signals = "SIGKILL"): void {
-    for (const group of this.groups) signalProcessGroup(group, signal);
+    for (const group of this.groups) killTreeSync(group, signal, this.platform);
     this.groups.clear();
   }
 }

@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import path from "node:path";
+import { envValue } from "../platform-env.js";
 
 export type ExecutableLookup =
   | { found: true; path: string }
@@ -8,21 +9,24 @@ export type ExecutableLookup =
 
 /**
  * Resolves a configured binary the way a spawn would: an absolute path is taken as is, a bare
- * name is searched on PATH (with PATHEXT on Windows). Reads PATH from the injected env so tests
- * and the stdio host see the same answer the engine will.
+ * name is searched on PATH. On Windows PATHEXT applies to both (`C:\llama\llama-server` finds
+ * `llama-server.exe`) and variable names have no case (`Path`). Reads PATH from the injected env
+ * so tests and the stdio host see the same answer the engine will.
  */
 export async function findExecutable(
   binary: string,
   env: Readonly<Record<string, string | undefined>>,
   platform: NodeJS.Platform = process.platform,
 ): Promise<ExecutableLookup> {
+  const extensions = platform === "win32" ? windowsExtensions(binary, envValue(env, "PATHEXT", platform)) : [""];
   if (path.isAbsolute(binary)) {
-    const problem = await executableProblem(binary);
-    return problem === null ? { found: true, path: binary } : { found: false, reason: `${binary} ${problem}` };
+    const first = await executableProblem(binary);
+    if (first === null) return { found: true, path: binary };
+    for (const ext of extensions.slice(1)) if ((await executableProblem(binary + ext)) === null) return { found: true, path: binary + ext };
+    return { found: false, reason: `${binary} ${first}` };
   }
-  const searchPath = env.PATH ?? env.Path ?? "";
-  const dirs = searchPath.split(path.delimiter).filter((dir) => dir !== "");
-  const extensions = platform === "win32" ? ["", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").filter((ext) => ext !== "")] : [""];
+  const searchPath = envValue(env, "PATH", platform) ?? "";
+  const dirs = searchPath.split(platform === "win32" ? ";" : ":").filter((dir) => dir !== "");
   for (const dir of dirs) {
     for (const ext of extensions) {
       const candidate = path.join(dir, binary + ext);
@@ -30,6 +34,13 @@ export async function findExecutable(
     }
   }
   return { found: false, reason: `"${binary}" was not found on PATH (${dirs.length} folder${dirs.length === 1 ? "" : "s"} searched)` };
+}
+
+/** "" (the name as given) then PATHEXT's extensions, unless the name already ends with one of them. */
+export function windowsExtensions(binary: string, pathext: string | undefined): string[] {
+  const listed = (pathext ?? ".COM;.EXE;.BAT;.CMD").split(";").filter((ext) => ext !== "");
+  const lower = binary.toLowerCase();
+  return listed.some((ext) => lower.endsWith(ext.toLowerCase())) ? [""] : ["", ...listed];
 }
 
 /** null when `file` is an executable regular file; otherwise what is wrong, in words. */

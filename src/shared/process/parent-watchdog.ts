@@ -13,11 +13,18 @@
 // - The program gets /dev/null on stdin and never sees the pipe; the watchdog's output goes to
 //   /dev/null, so the program's stdout and stderr close when the program exits.
 // - A stop sent to the group (TERM, then KILL) reaches the watchdog too; it just dies.
+// - macOS strips DYLD_* from the environment of /bin/sh (System Integrity Protection protects it),
+//   so DYLD_LIBRARY_PATH travels as LOCAL_AI_DYLD_LIBRARY_PATH and the script restores it right
+//   before the exec (the program itself is not protected, so it keeps it).
+
+/** The name DYLD_LIBRARY_PATH travels under through the watchdog's /bin/sh. */
+export const DYLD_CARRIER = "LOCAL_AI_DYLD_LIBRARY_PATH";
 
 /** The watchdog's $0: names it in `ps` and /proc (its argv is `sh -c SCRIPT NAME program args...`). */
 export const WATCHDOG_NAME = "local-ai-watchdog";
 
 const SCRIPT = [
+  'if [ -n "${LOCAL_AI_DYLD_LIBRARY_PATH+x}" ]; then DYLD_LIBRARY_PATH=$LOCAL_AI_DYLD_LIBRARY_PATH; export DYLD_LIBRARY_PATH; unset LOCAL_AI_DYLD_LIBRARY_PATH; fi',
   "exec 3<&0 0</dev/null",
   "(while read -r line <&3; do :; done; kill -s KILL 0) >/dev/null 2>&1 &",
   'exec 3<&- "$@"',
@@ -38,4 +45,13 @@ export interface WatchedCommand {
 export function withParentWatchdog(file: string, args: readonly string[], platform: NodeJS.Platform = process.platform): WatchedCommand {
   if (platform === "win32") return { file, args: [...args], watched: false };
   return { file: "/bin/sh", args: ["-c", SCRIPT, WATCHDOG_NAME, file, ...args], watched: true };
+}
+
+/**
+ * The environment for a watched command: DYLD_LIBRARY_PATH also under the carrier name, so it
+ * survives /bin/sh on macOS. Unwatched commands (Windows) get `env` unchanged.
+ */
+export function watchdogEnv(env: Readonly<Record<string, string>>, command: WatchedCommand): Record<string, string> {
+  const dyld = env.DYLD_LIBRARY_PATH;
+  return command.watched && dyld !== undefined ? { ...env, [DYLD_CARRIER]: dyld } : { ...env };
 }

@@ -4,6 +4,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
+import { killTree } from "../../shared/process/kill-tree.js";
+import { hostProcessPlatform, type ProcessPlatform } from "../../shared/process/process-platform.js";
 import { ensureExited } from "../../shared/process/terminate.js";
 import { isRemoteServer, type McpRemoteServerConfig, type McpServerSpec } from "./mcp-server-spec.js";
 import { mcpServerEnv } from "./server-env.js";
@@ -117,12 +119,17 @@ export async function listAllTools(session: McpSession, timeoutMs: number, logge
   });
 }
 
-/** Ends the child (stdin EOF, SIGTERM, SIGKILL: the SDK's sequence) and waits until its pid is gone. */
-export async function closeSession(session: McpSession, logger: Logger): Promise<void> {
+/**
+ * Ends the child (stdin EOF, SIGTERM, SIGKILL: the SDK's sequence) and waits until its pid is gone.
+ * On Windows the SDK's kill ends only the direct child (`cmd.exe` for `npx`), orphaning the
+ * `node.exe` under it: the whole tree is ended first there, while the parent still links it.
+ */
+export async function closeSession(session: McpSession, logger: Logger, platform: ProcessPlatform = hostProcessPlatform()): Promise<void> {
   if (session.disposed) return;
   session.disposed = true;
   session.closed = true;
   const pid = pidOf(session.transport) ?? session.pid;
+  if (pid !== null && platform.os === "win32" && !(await killTree(pid, "SIGKILL", platform))) logger.warn({ pid }, "taskkill could not end the MCP server's process tree");
   try {
     await session.client.close();
   } catch (error) {

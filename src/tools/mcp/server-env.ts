@@ -14,5 +14,5 @@ const MCP_SERVER_ENV: EnvAllowList = {
 };
 
 export function mcpServerEnv(parent: Readonly<Record<string, string | undefined>>, serverEnv: Readonly<Record<string, string>>): Record<string, string> {
-  return { ...allowListedEnv(parent, MCP_SERVER_ENV), ...serverEnv };
+  return { ...allowListedEnv(parent, [MCP_SERVER_ENV]), ...serverEnv };
 }
