@@ -23,6 +23,8 @@ const LAYER: Readonly<Record<string, number>> = {
   diagnostics: 4,
   agent: 5,
   wire: 6,
+  // The stdio serving core every stdio dialect sits on: read loop, shutdown sequence, line output.
+  stdio: 6.5,
   protocol: 7,
   http: 7,
   pod: 7,
