@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { settlesWithin } from "../shared/abort.js";
+import { flushOutput, settleInFlight } from "../stdio/shutdown-sequence.js";
+import type { StdioLimits } from "../stdio/stdio-limits.js";
 import { createAcpAgent } from "./acp-agent-app.js";
 import type { AcpConnectionState } from "./acp-connection-state.js";
 import type { AcpDeps } from "./acp-deps.js";
@@ -9,19 +10,12 @@ import { acpStdioStream } from "./acp-stdio-stream.js";
 import { LineSink } from "./line-sink.js";
 import { RequestGate } from "./request-gate.js";
 
-export interface AcpServerLimits {
-  maxLineBytes: number;
-  flushTimeoutMs: number;
-  shutdownGraceMs: number;
-  /** stdin is not read while this many requests wait for their answer. */
-  maxInFlight: number;
-}
-
 export interface AcpServerOptions {
   input: Readable;
   output: Writable;
   logger: Logger;
-  limits: AcpServerLimits;
+  /** The stdio limits; the ACP writer keeps every message, so it has no queue size. */
+  limits: Omit<StdioLimits, "writerQueueSize">;
   deps: AcpDeps;
   /** Aborting it (SIGTERM, SIGINT) stops the server like stdin EOF does. */
   signal?: AbortSignal;
@@ -35,7 +29,8 @@ export interface AcpServerResult {
 
 /**
  * `serve-stdio --protocol acp`: the Agent Client Protocol on stdin/stdout, for editors. Stops at
- * stdin EOF or on the abort signal with the stdio rules: nothing new is read, requests in flight
+ * stdin EOF or on the abort signal with the shutdown sequence of every stdio server
+ * (protocol/shutdown-sequence.ts): nothing new is read, requests in flight
  * get `shutdown_grace_ms` to answer (then running prompts are cancelled), each session's own MCP
  * servers stop, and the output drains (`flush_timeout_ms`).
  */
@@ -55,10 +50,8 @@ export async function runAcpServer(options: AcpServerOptions): Promise<AcpServer
     logger.info({ reason: why, in_flight: gate.size }, "ACP server stopping");
     // Requests read just before the end are still being dispatched by the connection.
     await new Promise((resolve) => setImmediate(resolve));
-    if (await settlesWithin(gate.settled(), limits.shutdownGraceMs)) return;
-    logger.warn({ in_flight: gate.size }, "cancelling prompts still running at shutdown");
-    sessions.cancelAll("shutting down");
-    await settlesWithin(gate.settled(), 1000);
+    const work = { settled: () => gate.settled(), abortAll: (why: string) => sessions.cancelAll(why), describe: () => ({ in_flight: gate.size }) };
+    await settleInFlight(work, limits.shutdownGraceMs, logger, "cancelling prompts still running at shutdown");
   };
 
   const stream = acpStdioStream({ input: options.input, sink, gate, maxLineBytes: limits.maxLineBytes, logger, beforeEnd: () => settle("stdin closed"), stopping: () => stopping });
@@ -75,8 +68,6 @@ export async function runAcpServer(options: AcpServerOptions): Promise<AcpServer
   const closeReason: unknown = connection.signal.reason;
   if (!stopping) logger.warn({ err: closeReason }, "ACP connection closed");
   await sessions.closeAll();
-  const flushed = await sink.flush(limits.flushTimeoutMs);
-  if (!flushed) logger.warn("output not fully flushed before the timeout");
-  sink.dispose();
+  const flushed = await flushOutput(sink, limits.flushTimeoutMs, logger);
   return { exitCode: 0, reason, flushed };
 }

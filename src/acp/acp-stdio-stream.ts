@@ -1,13 +1,14 @@
 import type { Readable } from "node:stream";
 import { RequestError, type AnyMessage, type Stream } from "@agentclientprotocol/sdk";
 import type { Logger } from "pino";
-import { readLines, type LineItem } from "../shared/line-splitter.js";
-import type { LineSink } from "./line-sink.js";
+import type { LineOutput } from "../stdio/line-output.js";
+import type { LineItem } from "../shared/line-splitter.js";
+import { runStdioReadLoop } from "../stdio/stdio-read-loop.js";
 import type { RequestGate } from "./request-gate.js";
 
 export interface AcpStdioStreamOptions {
   input: Readable;
-  sink: LineSink;
+  sink: LineOutput;
   gate: RequestGate;
   /** stdio.max_line_bytes: a longer line is discarded as it streams and answered, and reading goes on. */
   maxLineBytes: number;
@@ -20,15 +21,15 @@ export interface AcpStdioStreamOptions {
 
 /**
  * The SDK's `Stream` over our stdio, instead of its ndJsonStream, for the rules every stdio front
- * door keeps: lines are capped by our splitter (the SDK's would end the connection on one long
+ * door keeps: lines are read by the read loop all stdio servers share (stdio/stdio-read-loop.ts),
+ * capped by our splitter (the SDK's would end the connection on one long
  * line), a line that is not JSON is answered -32700 and reading goes on, every outbound message
  * leaves through one ordered sink, and a message that cannot be serialised becomes an error
  * answer for its id instead of tearing the connection down.
  */
 export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
   const { sink, gate, logger } = options;
-  const lines = readLines(options.input, options.maxLineBytes)[Symbol.asyncIterator]();
-  const answerProtocolError = (error: RequestError): Promise<void> => sink.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: error.toErrorResponse() })}\n`);
+  const answerProtocolError = (error: RequestError): Promise<void> => sink.push(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: error.toErrorResponse() })}\n`);
 
   const decode = async (item: LineItem): Promise<AnyMessage | null> => {
     if (item.kind === "overflow") {
@@ -49,26 +50,57 @@ export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
     return value as AnyMessage;
   };
 
+  // The connection pulls one message at a time; the read loop reads the next line only then.
+  let pullPending: (() => void) | null = null;
+  let loopWaiting: (() => void) | null = null;
+  let cancelled = false;
+  const pulled = (): Promise<void> => (pullPending !== null || cancelled ? Promise.resolve() : new Promise((resolve) => (loopWaiting = resolve)));
+  const answerPull = (): void => {
+    const resolve = pullPending;
+    pullPending = null;
+    resolve?.();
+  };
+
   const readable = new ReadableStream<AnyMessage>(
     {
-      pull: async (controller) => {
-        for (;;) {
-          await gate.belowLimit();
-          const next = await lines.next();
-          if (next.done === true || options.stopping()) {
-            if (next.done === true) await options.beforeEnd();
-            controller.close();
-            return;
-          }
-          const message = await decode(next.value);
-          if (message !== null) {
+      start: (controller) => {
+        void runStdioReadLoop({
+          input: options.input,
+          maxLineBytes: options.maxLineBytes,
+          logger,
+          stopping: () => cancelled || options.stopping(),
+          admit: async () => {
+            await pulled();
+            await gate.belowLimit();
+          },
+          handle: async (item) => {
+            const message = await decode(item);
+            if (message === null) return;
             controller.enqueue(message);
-            return;
+            answerPull();
+          },
+        }).then(async (ended) => {
+          if (cancelled) return;
+          if (ended === "stdin error") controller.error(new Error("reading stdin failed"));
+          else {
+            if (ended === "stdin closed") await options.beforeEnd();
+            controller.close();
           }
-        }
+          answerPull();
+        });
       },
-      cancel: async () => {
-        await lines.return?.(undefined);
+      pull: () =>
+        new Promise<void>((resolve) => {
+          pullPending = resolve;
+          const wake = loopWaiting;
+          loopWaiting = null;
+          wake?.();
+        }),
+      cancel: () => {
+        cancelled = true;
+        const wake = loopWaiting;
+        loopWaiting = null;
+        wake?.();
       },
     },
     // Pull one message at a time: stdin is read only as fast as the connection takes messages.
@@ -78,7 +110,7 @@ export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
   const writable = new WritableStream<AnyMessage>({
     write: async (message) => {
       const line = encode(message, logger);
-      if (line !== "") await sink.write(line);
+      if (line !== "") await sink.push(line);
       if (isResponse(message)) gate.answered(message.id);
     },
   });

@@ -1,5 +1,6 @@
 import type { Writable } from "node:stream";
 import type { Logger } from "pino";
+import type { LineOutput } from "../stdio/line-output.js";
 import { settlesWithin } from "../shared/abort.js";
 
 /**
@@ -8,7 +9,7 @@ import { settlesWithin } from "../shared/abort.js";
  * (and, through it, the turn's updates) instead of memory growing. After a write error (EPIPE:
  * the editor is gone) output is discarded and the server keeps going until stdin ends.
  */
-export class LineSink {
+export class LineSink implements LineOutput {
   private chain: Promise<void> = Promise.resolve();
   private broken = false;
   /** Lines queued and not yet handed to the stream. */
@@ -22,7 +23,7 @@ export class LineSink {
     out.on("error", this.onError);
   }
 
-  write(line: string): Promise<void> {
+  push(line: string): Promise<void> {
     if (this.broken) return Promise.resolve();
     this.pending++;
     const written = this.chain.then(() => this.writeNow(line)).finally(() => this.pending--);
@@ -30,13 +31,11 @@ export class LineSink {
     return written;
   }
 
-  /** Resolves true when everything queued was written within `ms`. */
-  flush(ms: number): Promise<boolean> {
-    return settlesWithin(this.chain, ms);
-  }
-
-  dispose(): void {
+  /** Resolves true when everything queued was written within `ms`; the sink then lets go of the stream. */
+  async close(ms: number): Promise<boolean> {
+    const flushed = await settlesWithin(this.chain, ms);
     this.out.off("error", this.onError);
+    return flushed;
   }
 
   private writeNow(line: string): Promise<void> {

@@ -31,8 +31,6 @@ export type AgentEvent =
   | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason };
 
-export type AgentEventName = AgentEvent["event"];
-
 export type EmitEvent = (event: AgentEvent) => void;
 
 /** What a front door is asked when a gated tool is about to run (see `ApprovalCallback`). */

@@ -1,56 +1,19 @@
 import { randomBytes } from "node:crypto";
-import type { Logger } from "pino";
-import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, ContentPart, SamplingOverrides } from "../engine/chat-types.js";
-import type { Engine, LoadProgress } from "../engine/engine.js";
+import type { AgentConfig } from "../config/schema.js";
+import type { ChatMessage } from "../engine/chat-types.js";
+import type { LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import type { Checkpoint, HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
-import type { ToolProvider } from "../tools/tool-types.js";
-import type { ApprovalCallback, EmitEvent } from "./events.js";
+import type { Checkpoint } from "../store/store-types.js";
+import type { EmitEvent } from "./events.js";
 import { inputText } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
 import { countStatelessPrompt } from "./stateless-prompt-count.js";
 import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
+import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./turn-request.js";
 import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
-
-export interface TurnRequest {
-  user_id?: string | undefined;
-  session_id?: string | undefined;
-  agent?: string | undefined;
-  input?: string | ContentPart[] | undefined;
-  resume?: boolean | undefined;
-  approve_execution?: boolean | undefined;
-  /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
-  overrides?: SamplingOverrides | undefined;
-}
-
-/** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */
-export interface TurnOptions {
-  signal: AbortSignal;
-  emit: EmitEvent;
-  askApproval?: ApprovalCallback | undefined;
-  /**
-   * This turn's tools instead of the runner's own (the config's servers): a front door whose
-   * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.
-   */
-  tools?: ToolProvider | undefined;
-}
-
-export interface SessionRunnerDeps {
-  config: Config;
-  /** The model's engine, created (and its implementation imported) on first use. */
-  engineFor: (modelName: string) => Promise<Engine>;
-  tools: ToolProvider;
-  store: SessionStore;
-  memory: MemoryIndex;
-  logger: Logger;
-  /** Lock-free reads of finished turns (get_history while a turn runs); without it reads take the lock. */
-  history?: HistoryReader;
-}
-
 
 /**
  * The one turn entry for every front door: load the session, warm up once, retrieve memory,

@@ -6,7 +6,7 @@ import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { fitContext } from "./context-budget.js";
 import { memoryNotesFor } from "./memory-notes.js";
 import { renderForModel } from "./prompt.js";
-import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./session-runner.js";
+import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./turn-request.js";
 import { TurnTally, type SessionTurnOutcome } from "./turn-outcome.js";
 import type { TurnState } from "./turn-state.js";
 import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";

@@ -8,7 +8,7 @@ import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
 import { planWithTools } from "./plan-with-tools.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
-import type { StdioLimits } from "../protocol/stdio-server.js";
+import type { StdioLimits } from "../stdio/stdio-limits.js";
 import type { PackageInfo } from "../shared/version.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import type { SessionCatalog } from "../store/store-types.js";

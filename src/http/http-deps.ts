@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { EmitEvent } from "../agent/events.js";
-import type { TurnRequest } from "../agent/session-runner.js";
+import type { TurnRequest } from "../agent/turn-request.js";
 import type { StatelessTurnRequest } from "../agent/stateless-turn.js";
 import type { SessionTurnOutcome, TurnOutcome } from "../agent/turn-outcome.js";
 import type { ModelDescription } from "../engine/describe-model.js";

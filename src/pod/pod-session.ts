@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { withCoalescedEmit } from "../agent/delta-coalescer.js";
-import type { SessionRunner, TurnRequest } from "../agent/session-runner.js";
+import type { SessionRunner } from "../agent/session-runner.js";
+import type { TurnRequest } from "../agent/turn-request.js";
 import { settlesWithin } from "../shared/abort.js";
 import type { PendingCall, PodErrorCode, PodEvent, PodState, TurnStopReason } from "./pod-event-types.js";
 import { PodEventMapper, podErrorFor } from "./pod-events.js";

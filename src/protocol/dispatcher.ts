@@ -4,25 +4,17 @@ import { closestMatch } from "../shared/closest-match.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { MethodContext, MethodDefinition, MethodTable, ParamsSchema } from "./method.js";
 
-/** Finds the method, validates its params at the edge, and runs it. Errors are thrown as RuntimeError. */
-export async function dispatch(
-  methods: MethodTable,
-  method: string,
-  params: Record<string, unknown>,
-  context: MethodContext,
-): Promise<unknown> {
-  const { definition, data } = await validate(methods, method, params);
-  if (context.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
-  return definition.handle(data, context);
-}
+/** What a server calls for each request: finds the method, validates its params, runs it; errors are thrown as RuntimeError. */
+export type Dispatch = (method: string, params: Record<string, unknown>, context: MethodContext) => Promise<unknown>;
 
 /**
- * `dispatch` for a server that takes calls in a sequence (stdio): calls are looked up and their
- * params validated in arrival order. A method's schema may be imported on its first call (see
- * `MethodDefinition.params`); without the order, a later `ping` would overtake an earlier call's
- * invalid_params answer. Only validation is ordered: the handlers still run concurrently.
+ * The one dispatch path: finds the method, validates its params at the edge, and runs it. Calls
+ * are looked up and their params validated in arrival order: a method's schema may be imported on
+ * its first call (see `MethodDefinition.params`); without the order, a later `ping` would overtake
+ * an earlier call's invalid_params answer. Only validation is ordered: the handlers still run
+ * concurrently. A request cancelled before validation ends never starts its handler.
  */
-export function createDispatcher(methods: MethodTable): (method: string, params: Record<string, unknown>, context: MethodContext) => Promise<unknown> {
+export function createDispatcher(methods: MethodTable): Dispatch {
   let previous: Promise<unknown> = Promise.resolve();
   return async (method, params, context) => {
     const validated = previous.then(() => validate(methods, method, params));

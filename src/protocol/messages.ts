@@ -12,19 +12,6 @@ export interface Request {
 /** The v1 wire error codes (seed 000); internal codes map onto these in error-frame.ts. */
 export type V1ErrorCode = Exclude<ErrorCode, "invalid_params">;
 
-export interface EventMessage {
-  id: RequestId;
-  type: "event";
-  event: string;
-  [field: string]: unknown;
-}
-
-export interface ResultMessage {
-  id: RequestId;
-  type: "result";
-  result: unknown;
-}
-
 export interface ErrorMessage {
   id: RequestId | null;
   type: "error";
@@ -32,5 +19,3 @@ export interface ErrorMessage {
   message: string;
   details?: Record<string, unknown>;
 }
-
-export type OutboundMessage = EventMessage | ResultMessage | ErrorMessage;

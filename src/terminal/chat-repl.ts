@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { SessionRunner, TurnRequest } from "../agent/session-runner.js";
+import type { SessionRunner } from "../agent/session-runner.js";
+import type { TurnRequest } from "../agent/turn-request.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { toRuntimeError } from "../shared/runtime-error.js";
 import { ChatApprovals } from "./chat-approvals.js";

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import type { SessionRunner, TurnRequest } from "../agent/session-runner.js";
+import type { SessionRunner } from "../agent/session-runner.js";
+import type { TurnRequest } from "../agent/turn-request.js";
 import { toRuntimeError } from "../shared/runtime-error.js";
 import type { ChatApprovals } from "./chat-approvals.js";
 import type { LineWriter } from "./line-writer.js";

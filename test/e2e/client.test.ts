@@ -12,6 +12,7 @@ import { WireTap } from "../helpers/wire-recorder.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { rejection } from "../helpers/local-ai-rejection.js";
 import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
+import { collect } from "../helpers/collect.js";
 
 const HOST = fileURLToPath(new URL("../helpers/client-host.js", import.meta.url));
 let configPath = "";
@@ -31,12 +32,6 @@ async function gone(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (isProcessAlive(pid) && Date.now() < until) await sleep(50);
   return !isProcessAlive(pid);
-}
-
-async function collect(turn: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
-  const events: ChatEvent[] = [];
-  for await (const event of turn) events.push(event);
-  return events;
 }
 
 describe("LocalAiClient on the built CLI (embedded engine, generated GGUF)", () => {

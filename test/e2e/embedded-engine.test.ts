@@ -13,6 +13,7 @@ import path from "node:path";
 import { validateGguf } from "../../src/engine/plan/validate-gguf.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 import { writeEditedTinyModel } from "../helpers/plan-fixtures.js";
+import { collect } from "../helpers/collect.js";
 
 const logger = pino({ level: "silent" });
 const llama = new LlamaRuntime(logger);
@@ -21,12 +22,6 @@ function modelConfig(path: string, extra = ""): ModelConfig {
   const result = parseConfigText(`llama:\n  models:\n    m:\n      path: ${JSON.stringify(path)}\n      threads: 1\n      ctx_size: 2048\n${extra}`, {}, "/");
   assert.ok(result.ok, JSON.stringify(result));
   return result.config.llama.models.m!;
-}
-
-async function collect(stream: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const chunks: EngineChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
 }
 
 const text = (chunks: EngineChunk[]): string => chunks.map((c) => (c.type === "text" ? c.delta : "")).join("");

@@ -3,11 +3,12 @@ import { after, describe, it } from "node:test";
 import { pino } from "pino";
 import { parseConfigText } from "../../src/config/load-config.js";
 import type { ModelConfig } from "../../src/config/schema.js";
-import type { EngineChunk, GenerateRequest } from "../../src/engine/chat-types.js";
+import type { GenerateRequest } from "../../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../../src/engine/embedded/llama-runtime.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
+import { collect } from "../helpers/collect.js";
 
 const logger = pino({ level: "silent" });
 const llama = new LlamaRuntime(logger);
@@ -17,12 +18,6 @@ function modelConfig(path: string): ModelConfig {
   const result = parseConfigText(`llama:\n  models:\n    m:\n      path: ${JSON.stringify(path)}\n      threads: 1\n      ctx_size: 512\n`, {}, "/");
   assert.ok(result.ok, JSON.stringify(result));
   return result.config.llama.models.m!;
-}
-
-async function collect(stream: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const chunks: EngineChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
 }
 
 const ask = (signal?: AbortSignal): GenerateRequest => ({

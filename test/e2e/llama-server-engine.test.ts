@@ -21,6 +21,7 @@ import { captureLogger } from "../helpers/capture-logger.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { llamaModelConfig, startEngineHost } from "../helpers/llama-server-process.js";
 import { watchdogsOf } from "../helpers/llama-server-procs.js";
+import { collect } from "../helpers/collect.js";
 
 const binary = findLlamaServerBinary();
 const SKIP = "llama-server not built: run npm run build:llama-server";
@@ -74,12 +75,6 @@ const ask = (content: string, extra: Partial<GenerateRequest> = {}): GenerateReq
   maxTokens: 64,
   ...extra,
 });
-
-async function collect(stream: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const chunks: EngineChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
 
 const textOf = (chunks: EngineChunk[]): string => chunks.map((c) => (c.type === "text" ? c.delta : "")).join("");
 const childPid = (engine: LlamaServerEngine): number => engine.health().info?.["pid"] as number;

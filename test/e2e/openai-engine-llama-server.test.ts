@@ -11,6 +11,7 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { findLlamaServerBinary, LLAMA_SERVER_MISSING_MESSAGE } from "../helpers/llama-server-binary.js";
 import { startLlamaServer, type LlamaServerHandle } from "../helpers/openai-llama-server.js";
+import { collect } from "../helpers/collect.js";
 
 const SKIP_REASON = "llama-server not built: run npm run build:llama-server";
 const API_KEY = "e2e-secret-key";
@@ -29,12 +30,6 @@ function config(baseUrl: string, overrides: Partial<ModelConfig> = {}): ModelCon
 
 function request(overrides: Partial<GenerateRequest> = {}): GenerateRequest {
   return { messages: [{ role: "user", content: "Hello there" }], temperature: 0, maxTokens: 64, ...overrides };
-}
-
-async function collect(iterable: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const out: EngineChunk[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 const textOf = (chunks: EngineChunk[]): string => chunks.map((c) => (c.type === "text" ? c.delta : "")).join("");

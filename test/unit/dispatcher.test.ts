@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { z } from "zod";
-import { dispatch } from "../../src/protocol/dispatcher.js";
+import { createDispatcher } from "../../src/protocol/dispatcher.js";
 import { defineMethod, type MethodContext, type MethodDefinition, type ParamsSchema } from "../../src/protocol/method.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { cancelParams, chatParams, initializeParams, pullParams } from "../../src/protocol/methods/params-schemas.js";
@@ -25,18 +25,20 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   return "no error";
 }
 
-describe("dispatch", () => {
+describe("createDispatcher (the dispatch path the stdio server runs)", () => {
+  const dispatch = createDispatcher(table);
+
   it("runs a method with validated params", async () => {
-    assert.deepEqual(await dispatch(table, "echo", { text: "hi" }, context()), { text: "hi" });
+    assert.deepEqual(await dispatch("echo", { text: "hi" }, context()), { text: "hi" });
   });
 
   it("answers unknown_method for a name not in the table", async () => {
-    assert.equal(await codeOf(dispatch(table, "nope", {}, context())), "unknown_method");
+    assert.equal(await codeOf(dispatch("nope", {}, context())), "unknown_method");
   });
 
   it("answers invalid_params naming the param", async () => {
     try {
-      await dispatch(table, "echo", { text: 5 }, context());
+      await dispatch("echo", { text: 5 }, context());
       assert.fail("expected an error");
     } catch (error) {
       assert.ok(error instanceof RuntimeError);
@@ -48,11 +50,38 @@ describe("dispatch", () => {
   it("does not start a method whose request is already cancelled", async () => {
     const controller = new AbortController();
     controller.abort();
-    assert.equal(await codeOf(dispatch(table, "echo", { text: "x" }, context(controller.signal))), "cancelled");
+    assert.equal(await codeOf(dispatch("echo", { text: "x" }, context(controller.signal))), "cancelled");
+  });
+
+  it("validates calls in arrival order: a later call never overtakes a schema still loading; handlers run concurrently", async () => {
+    let releaseSchema!: () => void;
+    const schemaGate = new Promise<void>((resolve) => (releaseSchema = resolve));
+    let releaseHandler!: () => void;
+    const handlerGate = new Promise<void>((resolve) => (releaseHandler = resolve));
+    const order: string[] = [];
+    const ordered = createDispatcher(
+      new Map<string, MethodDefinition<never>>([
+        ["lazy", defineMethod({ params: async () => schemaGate.then(() => z.object({ n: z.number() })), result: async () => z.unknown(), handle: async () => "lazy" })],
+        ["slow", defineMethod({ params: z.object({}), result: async () => z.unknown(), handle: async () => handlerGate.then(() => "slow") })],
+        ["ping", defineMethod({ params: z.object({}), result: async () => z.unknown(), handle: async () => "pong" })],
+      ]),
+    );
+    const note = (name: string) => (outcome: unknown) => void order.push(`${name}: ${typeof outcome === "string" ? outcome : (outcome as RuntimeError).code}`);
+    const lazy = ordered("lazy", { n: "x" }, context()).then(note("lazy"), note("lazy"));
+    const ping = ordered("ping", {}, context()).then(note("ping"), note("ping"));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.deepEqual(order, [], "ping waits for the earlier call's validation");
+    releaseSchema();
+    await Promise.all([lazy, ping]);
+    assert.deepEqual(order, ["lazy: invalid_params", "ping: pong"]);
+    const slow = ordered("slow", {}, context()).then(note("slow"));
+    assert.equal(await ordered("ping", {}, context()), "pong", "a running handler holds no later call");
+    releaseHandler();
+    await slow;
   });
 });
 
-describe("dispatch: params of the wrong shape say what is accepted", () => {
+describe("createDispatcher: params of the wrong shape say what is accepted", () => {
   const answering = (params: ParamsSchema<unknown>): MethodDefinition<never> => defineMethod({ params, result: async () => z.unknown(), handle: async () => "ran" });
   const real = new Map<string, MethodDefinition<never>>([
     ["chat", answering(chatParams)],
@@ -60,10 +89,11 @@ describe("dispatch: params of the wrong shape say what is accepted", () => {
     ["initialize", answering(initializeParams)],
     ["pull", answering(pullParams)],
   ]);
+  const dispatch = createDispatcher(real);
 
   async function failure(method: string, params: Record<string, unknown>): Promise<{ message: string; issues: unknown }> {
     try {
-      await dispatch(real, method, params, context());
+      await dispatch(method, params, context());
     } catch (error) {
       assert.ok(error instanceof RuntimeError);
       assert.equal(error.code, "invalid_params");
@@ -98,7 +128,7 @@ describe("dispatch: params of the wrong shape say what is accepted", () => {
   });
 
   it("accepts what it accepted before", async () => {
-    assert.equal(await dispatch(real, "chat", { input: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: "" } }] }, context()), "ran");
-    assert.equal(await dispatch(real, "cancel", { request_id: 3 }, context()), "ran");
+    assert.equal(await dispatch("chat", { input: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: "" } }] }, context()), "ran");
+    assert.equal(await dispatch("cancel", { request_id: 3 }, context()), "ran");
   });
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import type { EmitEvent } from "../../src/agent/events.js";
-import type { TurnRequest } from "../../src/agent/session-runner.js";
+import type { TurnRequest } from "../../src/agent/turn-request.js";
 import { splitConversation, type StatelessTurnRequest } from "../../src/agent/stateless-turn.js";
 import type { SessionTurnOutcome, TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { createHttpApp } from "../../src/http/app.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
-import type { TurnRequest } from "../../src/agent/session-runner.js";
+import type { TurnRequest } from "../../src/agent/turn-request.js";
 import type { StatelessTurnRequest } from "../../src/agent/stateless-turn.js";
 import { TurnTally, type SessionTurnOutcome, type TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { createHttpApp } from "../../src/http/app.js";

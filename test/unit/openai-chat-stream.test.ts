@@ -17,6 +17,7 @@ import {
   type UpstreamHandler,
 } from "../helpers/openai-sse-upstream.js";
 import { heldResponse } from "../helpers/held-response.js";
+import { collect } from "../helpers/collect.js";
 
 const MODEL = "test-model";
 let upstream: ScriptedUpstream | undefined;
@@ -37,12 +38,6 @@ function clientFor(baseUrl: string, timeout = 5000): OpenAI {
 
 function request(overrides: Partial<GenerateRequest> = {}): GenerateRequest {
   return { messages: [{ role: "user", content: "hi" }], temperature: 0, maxTokens: 32, ...overrides };
-}
-
-async function collect(iterable: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const out: EngineChunk[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 /** Runs the stream to completion and returns the RuntimeError it threw plus what it yielded first. */

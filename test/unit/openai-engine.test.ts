@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, it } from "node:test";
-import type { EngineChunk } from "../../src/engine/chat-types.js";
 import { OpenAiEngine } from "../../src/engine/openai/openai-engine.js";
 import { modelSchema, type ModelConfig } from "../../src/config/schema.js";
 import { isRuntimeError } from "../../src/shared/runtime-error.js";
@@ -18,6 +17,7 @@ import {
   type UpstreamHandler,
 } from "../helpers/openai-sse-upstream.js";
 import { heldResponse } from "../helpers/held-response.js";
+import { collect } from "../helpers/collect.js";
 
 const SECRET = "sk-very-secret-key";
 let upstream: ScriptedUpstream | undefined;
@@ -51,12 +51,6 @@ const healthyServer: UpstreamHandler = (req, res) => {
   sendData(res, "[DONE]");
   res.end();
 };
-
-async function collect(iterable: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
-  const out: EngineChunk[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 const isCode = (code: string) => (err: unknown) => isRuntimeError(err) && err.code === code;
 

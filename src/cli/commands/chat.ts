@@ -8,7 +8,7 @@ import type { CliDeps } from "../cli-deps.js";
 export function registerChatCommand(program: Command, deps: CliDeps): void {
   program
     .command("chat")
-    .description("Chat with an agent in the terminal (streamed answers, tool calls, approvals asked); piped stdin: one turn per line")
+    .description("chat with an agent in the terminal (streamed answers, tool calls, approvals asked); piped stdin: one turn per line")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--agent <name>", "agent to chat with (default: the first under agents)")
     .option("--session <id>", "continue this session (default: a new one; its id is shown at start)")

@@ -5,7 +5,7 @@ import type { CliDeps } from "../cli-deps.js";
 export function registerInitCommand(program: Command, deps: CliDeps): void {
   program
     .command("init")
-    .description("Write a starter config.yaml in the current folder: one model, one agent, no tools; then print the next commands")
+    .description("write a starter config.yaml in the current folder: one model, one agent, no tools; then print the next commands")
     .option("--model <ref>", "the model: a GGUF file, an https:// URL or an hf: reference (default: hf:Qwen/Qwen3-4B-GGUF:Q4_K_M)")
     .option("--force", "replace an existing config.yaml")
     .option("--pull", "download the model now, after checking that it fits this machine (asked on a terminal when neither --pull nor --no-pull is given)")

@@ -9,7 +9,7 @@ import type { CliDeps } from "../cli-deps.js";
 export function registerPodCommand(program: Command, deps: CliDeps): void {
   program
     .command("pod")
-    .description("Connect to a pod (serve-socket): watch its events, send methods, or --run one turn")
+    .description("connect to a pod (serve-socket): watch its events, send methods, or --run one turn")
     .option("--config <file>", "config file, for the default socket path (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--socket <path>", "socket path (default: <data_dir>/pod.sock)")
     .option("--run <text>", "run one turn, print it, and exit (0 finished, 1 error or cancelled, 3 paused)")

@@ -8,7 +8,7 @@ import type { CliDeps } from "../cli-deps.js";
 export function registerServeHttpCommand(program: Command, deps: CliDeps): void {
   program
     .command("serve-http")
-    .description("Serve the OpenAI-compatible HTTP API (chat completions with SSE streaming, completions, embeddings, models)")
+    .description("serve the OpenAI-compatible HTTP API (chat completions with SSE streaming, completions, embeddings, models)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--host <host>", "bind address (default: http.host, 127.0.0.1)")
     .option("--port <port>", "port (default: http.port, 8080)")

@@ -8,7 +8,7 @@ import type { CliDeps } from "../cli-deps.js";
 export function registerServeSocketCommand(program: Command, deps: CliDeps): void {
   program
     .command("serve-socket")
-    .description("Serve one session as a pod on a Unix socket (Pod protocol; `local-ai pod` is its client)")
+    .description("serve one session as a pod on a Unix socket (Pod protocol; `local-ai pod` is its client)")
     .option("--config <file>", "config file (default: $LOCAL_AI_CONFIG, then ./config.yaml)")
     .option("--socket <path>", "socket path (default: <data_dir>/pod.sock)")
     .option("--session <id>", "session to serve (default: the one this pod served last, else a new one)")

@@ -130,7 +130,6 @@ const namespaceTool = z
   .loose();
 
 export type FunctionTool = z.output<typeof functionTool>;
-export type NamespaceTool = z.output<typeof namespaceTool>;
 export { functionTool as functionToolSchema, namespaceTool as namespaceToolSchema };
 
 const toolChoice = z.union([

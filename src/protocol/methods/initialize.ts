@@ -1,5 +1,5 @@
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { CANCEL_NOTIFICATION } from "../jsonrpc/cancel-request.js";
+import { CANCEL_NOTIFICATION } from "./cancel-request.js";
 import { EVENT_NOTIFICATION } from "../jsonrpc/jsonrpc-dialect.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 

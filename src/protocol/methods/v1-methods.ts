@@ -3,7 +3,7 @@ import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
-import { CANCEL_NOTIFICATION, cancelRequestMethod } from "../jsonrpc/cancel-request.js";
+import { CANCEL_NOTIFICATION, cancelRequestMethod } from "./cancel-request.js";
 import { cancelMethod } from "./cancel.js";
 import { chatMethod } from "./chat.js";
 import { doctorMethod } from "./doctor.js";

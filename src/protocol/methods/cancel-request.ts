@@ -12,8 +12,8 @@ export const CANCEL_NOTIFICATION = "$/cancelRequest";
 export function cancelRequestMethod(control: StdioControl): MethodDefinition<never> {
   return defineMethod({
     control: true,
-    params: () => import("../methods/params-schemas.js").then((schemas) => schemas.cancelRequestParams),
-    result: () => import("../methods/result-schemas.js").then((schemas) => schemas.nullResult),
+    params: () => import("./params-schemas.js").then((schemas) => schemas.cancelRequestParams),
+    result: () => import("./result-schemas.js").then((schemas) => schemas.nullResult),
     handle: async (input, context) => {
       const target = control.inFlight.get(input.id);
       if (target === undefined) {

@@ -1,0 +1,44 @@
+import type { Logger } from "pino";
+import type { Config } from "../config/schema.js";
+import type { ContentPart, SamplingOverrides } from "../engine/chat-types.js";
+import type { Engine } from "../engine/engine.js";
+import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
+import type { ToolProvider } from "../tools/tool-types.js";
+import type { ApprovalCallback, EmitEvent } from "./events.js";
+
+/* The turn types SessionRunner takes and session-turn.ts runs: their own file, so neither imports the other. */
+
+export interface TurnRequest {
+  user_id?: string | undefined;
+  session_id?: string | undefined;
+  agent?: string | undefined;
+  input?: string | ContentPart[] | undefined;
+  resume?: boolean | undefined;
+  approve_execution?: boolean | undefined;
+  /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
+  overrides?: SamplingOverrides | undefined;
+}
+
+/** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */
+export interface TurnOptions {
+  signal: AbortSignal;
+  emit: EmitEvent;
+  askApproval?: ApprovalCallback | undefined;
+  /**
+   * This turn's tools instead of the runner's own (the config's servers): a front door whose
+   * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.
+   */
+  tools?: ToolProvider | undefined;
+}
+
+export interface SessionRunnerDeps {
+  config: Config;
+  /** The model's engine, created (and its implementation imported) on first use. */
+  engineFor: (modelName: string) => Promise<Engine>;
+  tools: ToolProvider;
+  store: SessionStore;
+  memory: MemoryIndex;
+  logger: Logger;
+  /** Lock-free reads of finished turns (get_history while a turn runs); without it reads take the lock. */
+  history?: HistoryReader;
+}
