@@ -45,7 +45,6 @@ export const messagesRequestSchema = z
 
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 export type MessageParam = MessagesRequest["messages"][number];
-export type ToolParam = NonNullable<MessagesRequest["tools"]>[number];
 
 /** The fields we read: any other top-level field is named in `local_ai.warnings`. */
 const KNOWN_FIELDS = new Set(Object.keys(messagesRequestSchema.shape));
