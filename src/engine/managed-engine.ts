@@ -4,11 +4,22 @@ import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
+import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
+import type { ModelLoadEvent } from "./scheduler-types.js";
 
 export interface ManagedEngineOptions {
   /** Unload after this long without use (llama.models.<name>.idle_unload_s); null = never. */
   idleUnloadMs: number | null;
   logger: Logger;
+  /** Admits each load under the memory budget (absent: loads are not accounted). */
+  scheduler?: ModelScheduler;
+  /** llama.models.<name>.pin: never unloaded to make room, nor after idle_unload_s. */
+  pinned?: boolean;
+}
+
+/** Per call: told why it waits for its model (queued for memory, loading). */
+export interface LoadListener {
+  onModelLoad?: (event: ModelLoadEvent) => void;
 }
 
 /** A model counts as loaded while its engine serves (or is degraded but serving). */
@@ -25,7 +36,7 @@ export function isLoaded(health: EngineHealth): boolean {
  * Unloading replaces the inner engine with a fresh, unloaded one of the same model (engines are
  * cheap to create and load lazily), so callers keep their reference.
  */
-export class ManagedEngine implements Engine {
+export class ManagedEngine implements Engine, ScheduledModel {
   readonly kind: EngineKind;
   readonly capabilities: EngineCapabilities;
   readonly modelName: string;
@@ -39,6 +50,11 @@ export class ManagedEngine implements Engine {
   private lastUsed = Date.now();
   private idleTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The scheduler's reservation for the loaded (or loading) model; null while unloaded. */
+  private reservation: Reservation | null = null;
+  private admitting: Promise<Reservation> | null = null;
+  private readonly loadListeners = new Set<(event: ModelLoadEvent) => void>();
+  private queuedNow = false;
 
   /** `first`: the engine to start with; `create`: a fresh, unloaded one of the same model (after an unload). */
   constructor(
@@ -51,19 +67,42 @@ export class ManagedEngine implements Engine {
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;
     // The optional methods exist exactly when the engine has them (front doors test for them).
-    if (first.embed) this.embed = (request) => this.using(() => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
-    if (first.complete) this.complete = (request) => this.usingStream(() => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
-    if (first.countTokens) this.countTokens = (text, signal) => this.using(() => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
-    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(() => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
+    if (first.embed) this.embed = (request) => this.using(undefined, () => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
+    if (first.complete) this.complete = (request) => this.usingStream(request.signal, () => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
+    if (first.countTokens) this.countTokens = (text, signal) => this.using(signal, () => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
+    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(signal, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
   }
 
-  warmUp(options?: WarmUpOptions): Promise<void> {
-    return this.using(() => this.current.warmUp(options));
+  warmUp(options?: WarmUpOptions & LoadListener): Promise<void> {
+    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad);
   }
 
-  generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
-    return this.usingStream(() => this.current.generate(request));
+  generate(request: GenerateRequest & LoadListener): AsyncIterable<EngineChunk> {
+    return this.usingStream(request.signal, () => this.current.generate(request), request.onModelLoad);
+  }
+
+  get pinned(): boolean {
+    return this.options.pinned === true;
+  }
+
+  get lastUsedAt(): number {
+    return this.lastUsed;
+  }
+
+  /** Waiting in the scheduler's queue for memory. */
+  get queued(): boolean {
+    return this.queuedNow;
+  }
+
+  /** What the scheduler counts for this model (null: nothing reserved). */
+  accounted(): Reservation | null {
+    return this.reservation;
+  }
+
+  /** The scheduler's way to make room: an unload that names why. */
+  evict(reason: string): Promise<boolean> {
+    return this.unload(reason);
   }
 
   health(): EngineHealth {
@@ -90,7 +129,11 @@ export class ManagedEngine implements Engine {
     }
     const old = this.current;
     const health = old.health();
-    if (!isLoaded(health) && health.state !== "starting") return false;
+    if (!isLoaded(health) && health.state !== "starting") {
+      // Nothing is held (a load that failed, a child that is down): nothing to account either.
+      this.releaseReservation();
+      return false;
+    }
     this.clearIdleTimer();
     const fresh = await this.create();
     if (this.active > 0 || this.current !== old) {
@@ -100,7 +143,14 @@ export class ManagedEngine implements Engine {
     }
     // Swapped first: a request arriving while the old engine closes loads the model afresh.
     this.current = fresh;
-    await old.close();
+    const reservation = this.reservation;
+    this.reservation = null;
+    if (reservation !== null) reservation.releasing = true;
+    try {
+      await old.close();
+    } finally {
+      if (reservation !== null) this.options.scheduler?.release(reservation);
+    }
     this.options.logger.info({ model: this.modelName, reason, memory_bytes: health.memoryBytes }, "model unloaded");
     return true;
   }
@@ -108,31 +158,117 @@ export class ManagedEngine implements Engine {
   async close(): Promise<void> {
     this.closed = true;
     this.clearIdleTimer();
-    await this.current.close();
+    try {
+      await this.current.close();
+    } finally {
+      this.releaseReservation();
+    }
   }
 
-  private async using<T>(work: () => Promise<T>): Promise<T> {
+  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void): Promise<T> {
     this.begin();
     try {
-      return await work();
+      await this.admitted(signal, listener);
+      const result = await work();
+      this.loaded();
+      return result;
+    } catch (error) {
+      this.failed();
+      throw error;
     } finally {
       this.end();
     }
   }
 
-  private usingStream<T>(open: () => AsyncIterable<T>): AsyncIterable<T> {
+  private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
     const begin = (): void => this.begin();
     const end = (): void => this.end();
+    const admitted = (): Promise<void> => this.admitted(signal, listener);
+    const loaded = (): void => this.loaded();
+    const failed = (): void => this.failed();
     return {
       async *[Symbol.asyncIterator]() {
         begin();
         try {
-          yield* open();
+          await admitted();
+          let first = true;
+          for await (const chunk of open()) {
+            if (first) loaded();
+            first = false;
+            yield chunk;
+          }
+        } catch (error) {
+          failed();
+          throw error;
         } finally {
           end();
         }
       },
     };
+  }
+
+  /**
+   * Before a call reaches the engine: a model without a reservation asks the scheduler for one
+   * (which may unload others, or wait). Concurrent callers share one admission; one whose own
+   * signal did not abort tries again when the shared one was cancelled by another's.
+   */
+  private async admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<void> {
+    const scheduler = this.options.scheduler;
+    if (scheduler === undefined) return;
+    if (listener !== undefined) this.loadListeners.add(listener);
+    try {
+      while (this.reservation === null) {
+        if (this.admitting === null) {
+          this.queuedNow = true;
+          const admitting = scheduler.admit(this, { ...(signal ? { signal } : {}), onEvent: (event) => this.tell(event) });
+          this.admitting = admitting;
+          admitting.then(
+            (reservation) => {
+              this.reservation = reservation;
+              this.admitting = null;
+              this.queuedNow = false;
+            },
+            () => {
+              this.admitting = null;
+              this.queuedNow = false;
+            },
+          );
+        }
+        try {
+          await this.admitting;
+        } catch (error) {
+          if (error instanceof RuntimeError && error.code === "cancelled" && signal?.aborted !== true) continue;
+          throw error;
+        }
+      }
+      if (!isLoaded(this.current.health())) this.tell({ model: this.modelName, state: "loading" });
+    } finally {
+      if (listener !== undefined) this.loadListeners.delete(listener);
+    }
+  }
+
+  private tell(event: ModelLoadEvent): void {
+    for (const listener of this.loadListeners) listener(event);
+  }
+
+  /** After a call that worked: the first one after a load corrects the estimate with what the engine measured. */
+  private loaded(): void {
+    const reservation = this.reservation;
+    if (reservation === null || reservation.measured) return;
+    const health = this.current.health();
+    if (isLoaded(health)) this.options.scheduler?.correct(reservation, health.memoryBytes);
+  }
+
+  /** After a call that failed: a load that failed holds nothing, so its memory is free for others. */
+  private failed(): void {
+    const health = this.current.health();
+    if (this.active === 1 && !isLoaded(health) && health.state !== "starting") this.releaseReservation();
+  }
+
+  private releaseReservation(): void {
+    const reservation = this.reservation;
+    this.reservation = null;
+    if (reservation !== null) this.options.scheduler?.release(reservation);
   }
 
   private begin(): void {
@@ -144,12 +280,15 @@ export class ManagedEngine implements Engine {
   private end(): void {
     this.active -= 1;
     this.lastUsed = Date.now();
-    if (this.active === 0) this.armIdleTimer();
+    if (this.active === 0) {
+      this.armIdleTimer();
+      this.options.scheduler?.idle();
+    }
   }
 
   private armIdleTimer(): void {
     const ms = this.options.idleUnloadMs;
-    if (ms === null || this.closed) return;
+    if (ms === null || this.closed || this.pinned) return;
     this.clearIdleTimer();
     // Unref'd: an idle model never keeps a finished process alive.
     this.idleTimer = setTimeout(() => {

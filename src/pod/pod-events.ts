@@ -140,6 +140,7 @@ export function podErrorFor(error: unknown): { code: PodErrorCode; message: stri
       case "model_missing":
       case "binary_missing":
       case "model_plan_error":
+      case "model_too_large":
         return "provider_error";
       default:
         return "internal";
