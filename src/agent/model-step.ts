@@ -54,6 +54,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     seed: input.seed,
     ...definedOnly(input.options ?? {}),
     signal: input.signal,
+    onModelLoad: (load) => emit({ event: "model_load", step, ...load }),
   });
   let finishReason: FinishReason = "stop";
   for await (const chunk of stream) {

@@ -10,6 +10,7 @@ import { physicalCores } from "./cpu-cores.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import type { Engine } from "./engine.js";
 import { ManagedEngine } from "./managed-engine.js";
+import { psReport, type PsReport } from "./model-ps.js";
 import { ModelScheduler } from "./model-scheduler.js";
 import type { MemoryNeed, SchedulerClock } from "./scheduler-types.js";
 import type { ModelFileSource } from "./model-file.js";
@@ -145,6 +146,11 @@ export class EngineRegistry {
       );
     }
     return pending;
+  }
+
+  /** Every configured model's state and memory, and the budget (stdio `ps`, GET /v1/ps). */
+  ps(): Promise<PsReport> {
+    return psReport(this.deps.config, this.engines, this.scheduler, this.deps.memory?.estimate ?? (() => Promise.resolve({ ramBytes: 0, vramBytes: 0 })));
   }
 
   /** Engines created so far, by model name. */

@@ -1,6 +1,7 @@
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
+import type { ModelLoadEvent } from "./scheduler-types.js";
 
 export type EngineKind = "embedded" | "llama-server" | "openai";
 
@@ -39,6 +40,8 @@ export interface LoadProgress {
 export interface WarmUpOptions {
   signal?: AbortSignal;
   onProgress?: (progress: LoadProgress) => void;
+  /** Told why the call waits for its model (queued for memory, loading): the scheduler's `model_load`. */
+  onModelLoad?: (event: ModelLoadEvent) => void;
 }
 
 /**

@@ -17,10 +17,6 @@ export interface ManagedEngineOptions {
   pinned?: boolean;
 }
 
-/** Per call: told why it waits for its model (queued for memory, loading). */
-export interface LoadListener {
-  onModelLoad?: (event: ModelLoadEvent) => void;
-}
 
 /** A model counts as loaded while its engine serves (or is degraded but serving). */
 export function isLoaded(health: EngineHealth): boolean {
@@ -74,11 +70,11 @@ export class ManagedEngine implements Engine, ScheduledModel {
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
   }
 
-  warmUp(options?: WarmUpOptions & LoadListener): Promise<void> {
+  warmUp(options?: WarmUpOptions): Promise<void> {
     return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad);
   }
 
-  generate(request: GenerateRequest & LoadListener): AsyncIterable<EngineChunk> {
+  generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
     return this.usingStream(request.signal, () => this.current.generate(request), request.onModelLoad);
   }
 
@@ -93,6 +89,13 @@ export class ManagedEngine implements Engine, ScheduledModel {
   /** Waiting in the scheduler's queue for memory. */
   get queued(): boolean {
     return this.queuedNow;
+  }
+
+  /** When idle_unload_s will unload it (epoch ms): loaded, idle, unpinned, with a timeout; else null. */
+  expiresAt(): number | null {
+    const ms = this.options.idleUnloadMs;
+    if (ms === null || this.pinned || this.active > 0 || !isLoaded(this.current.health())) return null;
+    return this.lastUsed + ms;
   }
 
   /** What the scheduler counts for this model (null: nothing reserved). */
@@ -168,9 +171,10 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void): Promise<T> {
     this.begin();
     try {
-      await this.admitted(signal, listener);
+      const waited = await this.admitted(signal, listener);
       const result = await work();
       this.loaded();
+      if (waited) listener?.({ model: this.modelName, state: "loaded" });
       return result;
     } catch (error) {
       this.failed();
@@ -183,17 +187,21 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
     const begin = (): void => this.begin();
     const end = (): void => this.end();
-    const admitted = (): Promise<void> => this.admitted(signal, listener);
+    const admitted = (): Promise<boolean> => this.admitted(signal, listener);
+    const name = this.modelName;
     const loaded = (): void => this.loaded();
     const failed = (): void => this.failed();
     return {
       async *[Symbol.asyncIterator]() {
         begin();
         try {
-          await admitted();
+          const waited = await admitted();
           let first = true;
           for await (const chunk of open()) {
-            if (first) loaded();
+            if (first) {
+              loaded();
+              if (waited) listener?.({ model: name, state: "loaded" });
+            }
             first = false;
             yield chunk;
           }
@@ -210,12 +218,19 @@ export class ManagedEngine implements Engine, ScheduledModel {
   /**
    * Before a call reaches the engine: a model without a reservation asks the scheduler for one
    * (which may unload others, or wait). Concurrent callers share one admission; one whose own
-   * signal did not abort tries again when the shared one was cancelled by another's.
+   * signal did not abort tries again when the shared one was cancelled by another's. Resolves
+   * true when the call had to wait for memory: only such a call is told `loading` and `loaded`
+   * (a load with room to spare is no news to the client).
    */
-  private async admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<void> {
+  private async admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
     const scheduler = this.options.scheduler;
-    if (scheduler === undefined) return;
-    if (listener !== undefined) this.loadListeners.add(listener);
+    if (scheduler === undefined) return false;
+    let waited = false;
+    const mine = (event: ModelLoadEvent): void => {
+      waited = true;
+      listener?.(event);
+    };
+    this.loadListeners.add(mine);
     try {
       while (this.reservation === null) {
         if (this.admitting === null) {
@@ -241,9 +256,10 @@ export class ManagedEngine implements Engine, ScheduledModel {
           throw error;
         }
       }
-      if (!isLoaded(this.current.health())) this.tell({ model: this.modelName, state: "loading" });
+      if (waited && !isLoaded(this.current.health())) listener?.({ model: this.modelName, state: "loading" });
+      return waited;
     } finally {
-      if (listener !== undefined) this.loadListeners.delete(listener);
+      this.loadListeners.delete(mine);
     }
   }
 

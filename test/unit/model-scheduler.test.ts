@@ -184,7 +184,7 @@ describe("ModelScheduler", () => {
     h.inner("b").finish();
     await onB.done;
     const running = await onC;
-    assert.deepEqual(c.events, [{ model: "c", state: "queued" }, { model: "c", state: "queued", unloading: ["b"] }, { model: "c", state: "loading" }]);
+    assert.deepEqual(c.events, [{ model: "c", state: "queued" }, { model: "c", state: "queued", unloading: ["b"] }, { model: "c", state: "loading" }, { model: "c", state: "loaded" }]);
     h.inner("c").finish();
     await running.done;
     assert.equal(h.engines.get("b")?.made[0]?.closes, 1);
@@ -204,7 +204,16 @@ describe("ModelScheduler", () => {
     const running = await start(h.model("a"), a.listener);
     h.inner("a").finish();
     await running.done;
-    assert.deepEqual(a.events, [{ model: "a", state: "queued", unloading: ["c"] }, { model: "a", state: "loading" }]);
+    assert.deepEqual(a.events, [{ model: "a", state: "queued", unloading: ["c"] }, { model: "a", state: "loading" }, { model: "a", state: "loaded" }]);
+  });
+
+  it("tells a load with room to spare nothing (no model_load events)", async () => {
+    const h = harness({ a: 100 });
+    const a = recorder();
+    const running = await start(h.model("a"), a.listener);
+    h.inner("a").finish();
+    await running.done;
+    assert.deepEqual(a.events, []);
   });
 
   it("keeps a pinned model loaded and unloads the unpinned one instead, though it was used later", async () => {

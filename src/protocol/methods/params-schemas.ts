@@ -56,6 +56,8 @@ export const pullParams = z
 
 export const unloadParams = z.object({ model: z.string().min(1).optional() }).strict();
 
+export const psParams = z.object({}).strict();
+
 export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 
 /** JSON-RPC `$/cancelRequest {id}`. */

@@ -1,0 +1,185 @@
+// The memory-budgeted scheduler on the built CLI with real embedded models (three generated
+// GGUF models, a budget that fits two): LRU eviction, a load that waits for a busy model
+// (model_load queued), pins, model_too_large before any load, busy past the queue timeout, `ps`.
+import assert from "node:assert/strict";
+import { rm } from "node:fs/promises";
+import { after, before, describe, it } from "node:test";
+import { ensureFixture } from "../fixtures/gguf/index.js";
+import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
+import { configYaml, localModel } from "../helpers/config-yaml.js";
+import { tempConfig } from "../helpers/temp-config.js";
+
+const LOAD_MS = 60_000;
+
+interface PsModel {
+  name: string;
+  status: string;
+  memory: { ram_bytes: number; vram_bytes: number; measured: boolean };
+  pinned: boolean;
+  in_flight: number;
+}
+interface PsResult {
+  budget: { ram_bytes: number; used_ram_bytes: number };
+  models: PsModel[];
+}
+
+describe("model scheduler under a memory budget (built CLI, embedded engine)", () => {
+  let tiny = "";
+  let bench = "";
+  /** One loaded tiny model as the scheduler counts it (the larger of plan's estimate and the measured figure). */
+  let perModel = 0;
+  const dirs: string[] = [];
+  const procs: CliProcess[] = [];
+
+  /** Three tiny models (ma, mb, mc), a bigger one, and agents: short turns and long ones (the tiny model never stops by itself). */
+  const yaml = (budgetBytes: number, llama: Record<string, unknown> = {}, pinA = false): string =>
+    configYaml({
+      app: { data_dir: "./data", log_level: "info" },
+      llama: {
+        memory_budget: { ram: budgetBytes, vram: 0 },
+        ...llama,
+        models: {
+          ma: localModel(tiny, { ctx_size: 4096, parallel: 1, gpu_layers: 0, pin: pinA }),
+          mb: localModel(tiny, { ctx_size: 4096, parallel: 1, gpu_layers: 0 }),
+          mc: localModel(tiny, { ctx_size: 4096, parallel: 1, gpu_layers: 0 }),
+          big: localModel(bench, { ctx_size: 4096, parallel: 1, gpu_layers: 0 }),
+        },
+      },
+      agents: {
+        a: { model: "ma", temperature: 0, max_tokens: 4, memory: false },
+        b: { model: "mb", temperature: 0, max_tokens: 4, memory: false },
+        c: { model: "mc", temperature: 0, max_tokens: 4, memory: false },
+        a_long: { model: "ma", temperature: 0, max_tokens: 3500, memory: false },
+        b_long: { model: "mb", temperature: 0, max_tokens: 3500, memory: false },
+        huge: { model: "big", temperature: 0, max_tokens: 4, memory: false },
+      },
+    });
+
+  const serve = async (text: string): Promise<CliProcess> => {
+    const { dir, configPath } = await tempConfig();
+    dirs.push(dir);
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(configPath, text);
+    const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir, env: { LOCAL_AI_LOG_LEVEL: "info" } });
+    procs.push(proc);
+    return proc;
+  };
+  const ps = async (proc: CliProcess, id: string): Promise<PsResult> => {
+    const reply = await proc.request({ id, method: "ps" }, LOAD_MS);
+    assert.equal(reply.type, "result", JSON.stringify(reply));
+    return reply.result as PsResult;
+  };
+  const statuses = (report: PsResult): Record<string, string> => Object.fromEntries(report.models.map((model) => [model.name, model.status]));
+  const chat = async (proc: CliProcess, id: string, agent: string): Promise<WireMessage> => {
+    const reply = await proc.request({ id, method: "chat", params: { agent, input: "hello" } }, LOAD_MS);
+    assert.equal(reply.type, "result", `${id}: ${JSON.stringify(reply)}; stderr: ${proc.stderr.slice(-1500)}`);
+    return reply;
+  };
+  /** The models the scheduler unloaded to make room, in order (from the log on stderr). */
+  const unloaded = (proc: CliProcess): string[] =>
+    proc.stderr
+      .split("\n")
+      .filter((line) => line.includes('"msg":"model unloaded"') && line.includes("making room for"))
+      .map((line) => (JSON.parse(line) as { model: string }).model);
+  const stop = async (proc: CliProcess): Promise<void> => {
+    proc.send({ id: "bye", method: "shutdown" });
+    assert.equal((await proc.exited).code, 0);
+    assert.deepEqual(protocolViolations(proc), []);
+  };
+
+  before(async () => {
+    [tiny, bench] = await Promise.all([ensureFixture("tiny", { seed: 3 }), ensureFixture("bench")]);
+    // What one tiny model counts for once loaded: measured on a first process with a roomy budget.
+    const probe = await serve(yaml(1024 ** 4));
+    await chat(probe, "p1", "a");
+    const report = await ps(probe, "p2");
+    const ma = report.models.find((model) => model.name === "ma");
+    assert.ok(ma !== undefined && ma.status === "loaded" && ma.memory.measured, JSON.stringify(report));
+    perModel = ma.memory.ram_bytes;
+    await stop(probe);
+  });
+  after(async () => {
+    for (const proc of procs) proc.kill("SIGKILL");
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it("A, B, then C unloads A; a load waits (model_load queued) while both loaded models run, and never unloads a busy one", async () => {
+    const budget = Math.floor(perModel * 2.5);
+    const proc = await serve(yaml(budget));
+    await chat(proc, "a1", "a");
+    await chat(proc, "b1", "b");
+    assert.deepEqual(unloaded(proc), []);
+    await chat(proc, "c1", "c");
+    assert.deepEqual(unloaded(proc), ["ma"], "A, the least recently used, made room for C");
+    let report = await ps(proc, "ps1");
+    assert.deepEqual(statuses(report), { ma: "unloaded", mb: "loaded", mc: "loaded", big: "unloaded" });
+    assert.ok(report.budget.used_ram_bytes <= budget && report.budget.ram_bytes === budget, JSON.stringify(report.budget));
+
+    // Long turns on B (loaded) and A (C is idle, so it goes for A): both loaded models are busy.
+    proc.send({ id: "long-b", method: "chat", params: { agent: "b_long", input: "talk" } });
+    await proc.waitFor((message) => message.id === "long-b" && message.event === "llm_chunk", LOAD_MS);
+    proc.send({ id: "long-a", method: "chat", params: { agent: "a_long", input: "talk" } });
+    await proc.waitFor((message) => message.id === "long-a" && message.event === "llm_chunk", LOAD_MS);
+    assert.deepEqual(unloaded(proc), ["ma", "mc"]);
+    // C now waits: nothing idle to unload.
+    proc.send({ id: "c2", method: "chat", params: { agent: "c", input: "hello" } });
+    const queued = await proc.waitFor((message) => message.id === "c2" && message.event === "model_load", LOAD_MS);
+    assert.deepEqual(queued, { id: "c2", type: "event", event: "model_load", step: 0, model: "mc", state: "queued" });
+    report = await ps(proc, "ps2");
+    assert.deepEqual(statuses(report), { ma: "loaded", mb: "loaded", mc: "queued", big: "unloaded" });
+    assert.deepEqual(report.models.filter((model) => model.in_flight > 0).map((model) => model.name), ["ma", "mb", "mc"]);
+    // A's turn ends (cancelled): A is idle, so C unloads it and runs; B's turn goes on, B stays loaded.
+    assert.equal((await proc.request({ id: "x1", method: "cancel", params: { request_id: "long-a" } })).type, "result");
+    const c2 = await proc.waitFor((message) => message.id === "c2" && (message.type === "result" || message.type === "error"), LOAD_MS);
+    assert.equal(c2.type, "result", JSON.stringify(c2));
+    const c2Events = proc.messages.filter((message) => message.id === "c2" && message.event === "model_load").map((message) => [message.state, message.unloading]);
+    assert.deepEqual(c2Events, [["queued", undefined], ["queued", ["ma"]], ["loading", undefined], ["loaded", undefined]]);
+    assert.deepEqual(unloaded(proc), ["ma", "mc", "ma"], "B, busy all along, was never unloaded");
+    assert.equal(proc.messages.some((message) => message.id === "long-b" && message.type !== "event"), false, "B's turn still runs");
+    assert.equal((await proc.request({ id: "x2", method: "cancel", params: { request_id: "long-b" } })).type, "result");
+    const longB = await proc.waitFor((message) => message.id === "long-b" && message.type === "error", LOAD_MS);
+    assert.equal(longB.code, "cancelled");
+    report = await ps(proc, "ps3");
+    assert.deepEqual(statuses(report), { ma: "unloaded", mb: "loaded", mc: "loaded", big: "unloaded" });
+    assert.ok(report.budget.used_ram_bytes <= budget);
+    await stop(proc);
+  });
+
+  it("a pinned model survives while the unpinned ones make room", async () => {
+    const proc = await serve(yaml(Math.floor(perModel * 2.5), {}, true));
+    await chat(proc, "a1", "a");
+    await chat(proc, "b1", "b");
+    await chat(proc, "c1", "c");
+    await chat(proc, "a2", "a");
+    await chat(proc, "b2", "b");
+    assert.deepEqual(unloaded(proc), ["mb", "mc"], "A (pinned, least recently used at first) is never the one unloaded");
+    const report = await ps(proc, "ps");
+    assert.deepEqual(statuses(report), { ma: "loaded", mb: "loaded", mc: "unloaded", big: "unloaded" });
+    assert.equal(report.models.find((model) => model.name === "ma")?.pinned, true);
+    await stop(proc);
+  });
+
+  it("refuses a model bigger than the budget with model_too_large before loading it, and a queued load past timeout_s with busy", async () => {
+    const budget = Math.floor(perModel * 2.5);
+    const proc = await serve(yaml(budget, { load_queue: { length: 4, timeout_s: 1 } }));
+    const huge = await proc.request({ id: "h1", method: "chat", params: { agent: "huge", input: "hello" } }, LOAD_MS);
+    assert.equal(huge.type, "error", JSON.stringify(huge));
+    assert.equal(huge.code, "model_too_large");
+    assert.match(String(huge.message), /Model "big" needs .* of RAM, more than the whole budget of .* \(llama.memory_budget\)/);
+    assert.deepEqual(proc.messages.filter((message) => message.id === "h1" && message.event === "model_load"), [], "refused before any load or wait");
+    assert.equal(statuses(await ps(proc, "ps1")).big, "unloaded");
+
+    proc.send({ id: "long-a", method: "chat", params: { agent: "a_long", input: "talk" } });
+    await proc.waitFor((message) => message.id === "long-a" && message.event === "llm_chunk", LOAD_MS);
+    proc.send({ id: "long-b", method: "chat", params: { agent: "b_long", input: "talk" } });
+    await proc.waitFor((message) => message.id === "long-b" && message.event === "llm_chunk", LOAD_MS);
+    const refused = await proc.request({ id: "c1", method: "chat", params: { agent: "c", input: "hello" } }, LOAD_MS);
+    assert.equal(refused.type, "error", JSON.stringify(refused));
+    assert.equal(refused.code, "busy");
+    assert.match(String(refused.message), /Model "mc" waited 1 s for memory \(llama.load_queue.timeout_s\) while ma, mb were in use/);
+    assert.ok(proc.messages.some((message) => message.id === "c1" && message.event === "model_load" && message.state === "queued"));
+    for (const id of ["long-a", "long-b"]) await proc.request({ id: `x-${id}`, method: "cancel", params: { request_id: id } });
+    await proc.waitFor((message) => message.id === "long-b" && message.type === "error", LOAD_MS);
+    await stop(proc);
+  });
+});
