@@ -31,7 +31,7 @@ export interface AgentCore {
   /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
   warmUp(signal?: AbortSignal): Promise<void>;
   /** Engines created so far and every MCP server, for /health. */
-  health(): Pick<RuntimeHealth, "engines" | "tools">;
+  health(): Pick<RuntimeHealth, "engines" | "tools" | "memory">;
   close(): Promise<void>;
 }
 
@@ -94,6 +94,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     health: () => ({
       engines: Object.fromEntries([...engines.created()].map(([name, engine]) => [name, engine.health()])),
       tools: tools.status(),
+      memory: { budget: engines.scheduler.budgetIfKnown(), used: engines.scheduler.used() },
     }),
     // Children (llama-server, MCP servers) and models; the runtime disposes node-llama-cpp after.
     close: async () => {

@@ -110,7 +110,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     logger,
     runDoctor: (signal) =>
       runDoctor(
-        { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, ...(signal ? { signal } : {}) },
+        { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, memoryUse: () => core?.health().memory, ...(signal ? { signal } : {}) },
         { llama: loadLlama, logger },
       ),
     runPlan: async (params, signal) => {

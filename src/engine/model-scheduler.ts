@@ -85,6 +85,11 @@ export class ModelScheduler {
     return this.resolvedBudget;
   }
 
+  /** The budget if already resolved (null before the first load), without waiting. */
+  budgetIfKnown(): MemoryNeed | null {
+    return this.resolvedBudget;
+  }
+
   /** What the reservations hold together. */
   used(): MemoryNeed {
     let ramBytes = 0;

@@ -7,6 +7,8 @@ import { after, before, describe, it } from "node:test";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { configYaml, localModel } from "../helpers/config-yaml.js";
+import { startHttpServer } from "../helpers/http-cli-server.js";
+import { runCli } from "../helpers/run-cli.js";
 import { tempConfig } from "../helpers/temp-config.js";
 
 const LOAD_MS = 60_000;
@@ -55,6 +57,8 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
       },
     });
 
+  /** The same config without its `app` section (startHttpServer writes one). */
+  const httpYaml = (budgetBytes: number): string => yaml(budgetBytes).replace(/^app:\n(?: {2}.*\n)+/, "");
   const serve = async (text: string): Promise<CliProcess> => {
     const { dir, configPath } = await tempConfig();
     dirs.push(dir);
@@ -181,5 +185,34 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     for (const id of ["long-a", "long-b"]) await proc.request({ id: `x-${id}`, method: "cancel", params: { request_id: id } });
     await proc.waitFor((message) => message.id === "long-b" && message.type === "error", LOAD_MS);
     await stop(proc);
+  });
+
+  it("serve-http: GET /v1/ps lists the loaded models, /v1/models and /health carry the scheduler's view, `local-ai ps` prints the table", async () => {
+    const budget = Math.floor(perModel * 2.5);
+    const server = await startHttpServer(httpYaml(budget));
+    try {
+      // serve-http warmed up the default agent's model (a -> ma); a chat for agent b loads mb.
+      const chat = await fetch(`${server.base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "b", messages: [{ role: "user", content: "hi" }] }) });
+      assert.equal(chat.status, 200, await chat.clone().text());
+      const ps = (await (await fetch(`${server.base}/v1/ps`)).json()) as { object: string; data: Array<{ id: string; status: string; memory: { ram_bytes: number; measured: boolean }; pinned: boolean; in_flight: number; expires_at: string | null }> };
+      assert.equal(ps.object, "list");
+      assert.deepEqual(ps.data.map((entry) => [entry.id, entry.status, entry.memory.measured, entry.pinned, entry.in_flight, entry.expires_at]), [["ma", "loaded", true, false, 0, null], ["mb", "loaded", true, false, 0, null]]);
+      const models = (await (await fetch(`${server.base}/v1/models`)).json()) as { data: Array<{ id: string; status?: string; memory?: unknown }> };
+      assert.deepEqual(Object.fromEntries(models.data.map((entry) => [entry.id, entry.status])), { a: "loaded", b: "loaded", c: "unloaded", a_long: "loaded", b_long: "loaded", huge: "unloaded" });
+      const health = (await (await fetch(`${server.base}/health`)).json()) as { memory: { budget_ram_bytes: number; used_ram_bytes: number } };
+      assert.equal(health.memory.budget_ram_bytes, budget);
+      assert.equal(health.memory.used_ram_bytes, ps.data.reduce((sum, entry) => sum + entry.memory.ram_bytes, 0));
+      const table = await runCli(["ps", "--url", server.base], server.dir);
+      assert.equal(table.code, 0, table.stderr);
+      const lines = table.stdout.trimEnd().split("\n");
+      assert.match(lines[0] ?? "", /^NAME +SIZE +PROCESSOR +CONTEXT +UNTIL$/);
+      assert.deepEqual(lines.slice(1).map((line) => line.split(/ {3,}/)[0]), ["ma", "mb"]);
+      assert.match(lines[1] ?? "", /^ma +[\d.]+ [KMG]iB +100% CPU +\d+ +Forever$/);
+      const json = await runCli(["ps", "--url", server.base, "--json"], server.dir);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual((JSON.parse(json.stdout) as typeof ps).data.map((entry) => entry.id), ["ma", "mb"]);
+    } finally {
+      await server.stop();
+    }
   });
 });
