@@ -24,6 +24,8 @@ export interface TurnRequest {
   approve_execution?: boolean | undefined;
   /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
   overrides?: SamplingOverrides | undefined;
+  /** Seconds the model stays loaded once idle after this turn (0: unload then; -1: never); absent: its idle_unload_s. */
+  keep_alive?: number | undefined;
 }
 
 /** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */
@@ -62,11 +64,13 @@ export class SessionRunner {
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
    * follows the model's download and load (a terminal draws a progress bar from it).
    */
-  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
     const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) };
-    await Promise.all([this.deps.engineFor(agent.model).then((engine) => engine.warmUp(options)), this.deps.tools.start(signal)]);
+    const engine = await this.deps.engineFor(agent.model);
+    await Promise.all([engine.warmUp(options), this.deps.tools.start(signal)]);
+    if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
   }
 
   /** The agents configured, the default first, with the model each uses. */
@@ -79,6 +83,21 @@ export class SessionRunner {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
     const engine = await this.deps.engineFor(agent.model);
+    // The request's keep_alive (or the model's own idle_unload_s) governs the idle time after it.
+    try {
+      return await this.statelessOn(engine, agentName, agent, request, options);
+    } finally {
+      engine.keepAlive?.(request.keep_alive ?? null);
+    }
+  }
+
+  private statelessOn(
+    engine: Engine,
+    agentName: string,
+    agent: AgentConfig,
+    request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined },
+    options: { signal: AbortSignal; emit: EmitEvent },
+  ): Promise<TurnOutcome> {
     return runStatelessTurn(
       {
         config: this.deps.config,
@@ -102,7 +121,21 @@ export class SessionRunner {
     // The user's memory index does not depend on the session: build it while the lock is taken.
     const memoryReady = this.deps.memory.ensureUser(userId);
     memoryReady.catch(() => undefined);
-    return this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
+    try {
+      return await this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
+    } finally {
+      await this.keepAliveAfter(request);
+    }
+  }
+
+  /** After a turn: the request's keep_alive (or, without one, the model's idle_unload_s) sets how long its model stays loaded. */
+  private async keepAliveAfter(request: TurnRequest): Promise<void> {
+    try {
+      const [, agent] = this.resolveAgent(request.agent);
+      (await this.deps.engineFor(agent.model)).keepAlive?.(request.keep_alive ?? null);
+    } catch {
+      // An unknown agent already failed the turn; a registry shutting down has nothing to keep.
+    }
   }
 
   private async locked(

@@ -26,6 +26,8 @@ export interface StatelessTurnRequest {
   cacheKey?: string;
   /** "disabled": a conversation that does not fit is a `context_overflow` instead of trimmed history. */
   truncation?: "auto" | "disabled";
+  /** Seconds the model stays loaded once idle after this request (0: unload then; -1: never); absent: its idle_unload_s. */
+  keep_alive?: number;
 }
 
 export interface StatelessTurnDeps {

@@ -76,6 +76,11 @@ export interface Engine {
   embed?(request: EmbedRequest): Promise<EmbedResult>;
   /** Plain text completion (POST /v1/completions): no chat template, no tools, no agent loop. */
   complete?(request: CompletionRequest): AsyncIterable<CompletionChunk>;
+  /**
+   * After a request with `keep_alive`: how long the model stays loaded once idle (seconds; 0 =
+   * unload as soon as idle; -1 = never on idle); null = back to its idle_unload_s. Managed engines only.
+   */
+  keepAlive?(seconds: number | null): void;
   /** The context one conversation has, once known (a loaded model; a llama-server slot's share); null before. */
   contextLength?(): number | null;
 }

@@ -51,6 +51,8 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private admitting: Promise<Reservation> | null = null;
   private readonly loadListeners = new Set<(event: ModelLoadEvent) => void>();
   private queuedNow = false;
+  /** A request's keep_alive for the idle time after it (ms; null = never); undefined = idle_unload_s. */
+  private keepAliveMs: number | null | undefined = undefined;
 
   /** `first`: the engine to start with; `create`: a fresh, unloaded one of the same model (after an unload). */
   constructor(
@@ -91,9 +93,21 @@ export class ManagedEngine implements Engine, ScheduledModel {
     return this.queuedNow;
   }
 
+  keepAlive(seconds: number | null): void {
+    this.keepAliveMs = seconds === null ? undefined : seconds < 0 ? null : seconds * 1000;
+    if (this.active === 0) {
+      this.clearIdleTimer();
+      if (isLoaded(this.current.health())) this.armIdleTimer();
+    }
+  }
+
+  private get idleMs(): number | null {
+    return this.keepAliveMs === undefined ? this.options.idleUnloadMs : this.keepAliveMs;
+  }
+
   /** When idle_unload_s will unload it (epoch ms): loaded, idle, unpinned, with a timeout; else null. */
   expiresAt(): number | null {
-    const ms = this.options.idleUnloadMs;
+    const ms = this.idleMs;
     if (ms === null || this.pinned || this.active > 0 || !isLoaded(this.current.health())) return null;
     return this.lastUsed + ms;
   }
@@ -303,14 +317,14 @@ export class ManagedEngine implements Engine, ScheduledModel {
   }
 
   private armIdleTimer(): void {
-    const ms = this.options.idleUnloadMs;
+    const ms = this.idleMs;
     if (ms === null || this.closed || this.pinned) return;
     this.clearIdleTimer();
     // Unref'd: an idle model never keeps a finished process alive.
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
       if (this.active > 0 || this.closed) return;
-      this.unload(`idle for ${ms / 1000} s (idle_unload_s)`).catch((error: unknown) => {
+      this.unload(`idle for ${ms / 1000} s (${this.keepAliveMs === undefined ? "idle_unload_s" : "keep_alive"})`).catch((error: unknown) => {
         this.options.logger.warn({ err: error, model: this.modelName }, "idle unload failed");
       });
     }, ms);

@@ -163,6 +163,25 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     await stop(proc);
   });
 
+  it("keep_alive: 0 unloads the model once the turn is over, -1 keeps it past idle_unload_s; warm_up takes it too", async () => {
+    const proc = await serve(yaml(Math.floor(perModel * 2.5), { idle_unload_s: 1 }));
+    const reply = await proc.request({ id: "k1", method: "chat", params: { agent: "a", input: "hello", keep_alive: 0 } }, LOAD_MS);
+    assert.equal(reply.type, "result", JSON.stringify(reply));
+    await proc.waitForStderr(/"model":"ma","reason":"idle for 0 s \(keep_alive\)"[^\n]*"msg":"model unloaded"/, LOAD_MS);
+    assert.equal(statuses(await ps(proc, "ps1")).ma, "unloaded");
+    // -1: never unloaded on idle, though llama.idle_unload_s is 1 s; expires_at says so.
+    const warm = await proc.request({ id: "w1", method: "warm_up", params: { agent: "b", keep_alive: -1 } }, LOAD_MS);
+    assert.equal(warm.type, "result", JSON.stringify(warm));
+    const kept = (await ps(proc, "ps2")).models.find((model) => model.name === "mb") as PsModel & { expires_at: string | null };
+    assert.deepEqual([kept.status, kept.expires_at], ["loaded", null]);
+    // Without keep_alive the model's idle_unload_s (here llama.idle_unload_s: 1) applies again.
+    await chat(proc, "k2", "b");
+    const timed = (await ps(proc, "ps3")).models.find((model) => model.name === "mb") as PsModel & { expires_at: string | null };
+    assert.equal(typeof timed.expires_at, "string");
+    await proc.waitForStderr(/"model":"mb","reason":"idle for 1 s \(idle_unload_s\)"/, LOAD_MS);
+    await stop(proc);
+  });
+
   it("refuses a model bigger than the budget with model_too_large before loading it, and a queued load past timeout_s with busy", async () => {
     const budget = Math.floor(perModel * 2.5);
     const proc = await serve(yaml(budget, { load_queue: { length: 4, timeout_s: 1 } }));
