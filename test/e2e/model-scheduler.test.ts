@@ -182,6 +182,25 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     await stop(proc);
   });
 
+  it("an embedded model unloaded for another keeps its sessions' KV state: the next turn after the reload reports the earlier prompt as cached", async () => {
+    const proc = await serve(yaml(Math.floor(perModel * 1.5)));
+    const usageOf = (id: string): WireMessage => proc.messages.find((message) => message.id === id && message.event === "usage") as WireMessage;
+    const turn = async (id: string, agent: string, session: string, input: string): Promise<WireMessage> => {
+      const reply = await proc.request({ id, method: "chat", params: { agent, session_id: session, input } }, LOAD_MS);
+      assert.equal(reply.type, "result", JSON.stringify(reply));
+      return usageOf(id);
+    };
+    const before = await turn("s1", "a", "kept", "Tell me about apples");
+    await turn("s2", "b", "other", "Tell me about boats");
+    assert.deepEqual(unloaded(proc), ["ma"], "A was unloaded for B (a budget of one)");
+    const after = await turn("s3", "a", "kept", "And pears?");
+    assert.deepEqual(unloaded(proc), ["ma", "mb"]);
+    const cached = Number(after.cached_input_tokens ?? 0);
+    assert.ok(cached >= Number(before.input_tokens), `cached ${cached}; the first turn's prompt was ${String(before.input_tokens)} tokens`);
+    assert.ok(cached < Number(after.input_tokens), "the new input is evaluated");
+    await stop(proc);
+  });
+
   it("refuses a model bigger than the budget with model_too_large before loading it, and a queued load past timeout_s with busy", async () => {
     const budget = Math.floor(perModel * 2.5);
     const proc = await serve(yaml(budget, { load_queue: { length: 4, timeout_s: 1 } }));
