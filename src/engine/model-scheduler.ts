@@ -177,6 +177,18 @@ export class ModelScheduler {
     const need = reservation.need;
     reservation.need = need.vramBytes > need.ramBytes ? { ...need, vramBytes: need.vramBytes + excess } : { ...need, ramBytes: need.ramBytes + excess };
     this.deps.logger.info({ model: reservation.model.modelName, estimated_bytes: estimated, measured_bytes: measuredBytes }, "model needs more memory than estimated; accounting corrected");
+    void this.shrink();
+  }
+
+  /** After a correction pushed the accounting past the budget: idle models go, least recently used first. */
+  private async shrink(): Promise<void> {
+    const budget = await this.budgetNow();
+    const used = this.used();
+    if (fitsBeside({ ramBytes: 0, vramBytes: 0 }, used, budget)) return;
+    const victims = this.victimsFor({ ramBytes: 0, vramBytes: 0 }, used, budget) ?? [];
+    for (const victim of victims) {
+      await victim.model.evict("over the memory budget after a measured load").catch((error: unknown) => this.deps.logger.info({ model: victim.model.modelName, err: error }, "model not unloaded: in use again"));
+    }
   }
 
   /** A request on some model ended: a waiting load may now evict it. */
@@ -217,6 +229,11 @@ export class ModelScheduler {
         head.cleanup();
         const reservation: Reservation = { model: head.model, need: head.need, measured: false, releasing: false };
         this.reservations.add(reservation);
+        const now = this.used();
+        this.deps.logger.info(
+          { model: head.model.modelName, need_ram_bytes: head.need.ramBytes, need_vram_bytes: head.need.vramBytes, used_ram_bytes: now.ramBytes, used_vram_bytes: now.vramBytes, budget_ram_bytes: budget.ramBytes, budget_vram_bytes: budget.vramBytes },
+          "model load admitted",
+        );
         head.resolve(reservation);
         continue;
       }

@@ -8,6 +8,7 @@ import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { configYaml, localModel } from "../helpers/config-yaml.js";
 import { startHttpServer } from "../helpers/http-cli-server.js";
+import { procMemory } from "../helpers/proc-memory.js";
 import { runCli } from "../helpers/run-cli.js";
 import { tempConfig } from "../helpers/temp-config.js";
 
@@ -249,6 +250,65 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
       const json = await runCli(["ps", "--url", server.base, "--json"], server.dir);
       assert.equal(json.code, 0, json.stderr);
       assert.deepEqual((JSON.parse(json.stdout) as typeof ps).data.map((entry) => entry.id), ["ma", "mb"]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("30 concurrent requests over the three models (15 over stdio, 15 over HTTP): all answered alike, the accounting and the measured RSS within the budget", async () => {
+    const budget = Math.floor(perModel * 2.5);
+    /** What one tiny model answers "hello" at temperature 0 (the three are the same file). */
+    const probe = await serve(yaml(budget));
+    const reference = ((await chat(probe, "r", "a")).result as { response: string }).response;
+    await stop(probe);
+    const agents = ["a", "b", "c"];
+    /** The largest accounting any admission logged, and it never passed the budget. */
+    const admissions = (stderr: string): number[] =>
+      stderr
+        .split("\n")
+        .filter((line) => line.includes('"msg":"model load admitted"'))
+        .map((line) => (JSON.parse(line) as { used_ram_bytes: number }).used_ram_bytes);
+    /** Samples the process's RSS from /proc while `work` runs (a measurement, not a synchronization). */
+    const peakRss = async (pid: number, work: Promise<unknown>): Promise<{ baseline: number; peak: number }> => {
+      const baseline = (await procMemory(pid))?.rssMiB ?? 0;
+      let peak = baseline;
+      let done = false;
+      void work.finally(() => (done = true));
+      while (!done) {
+        peak = Math.max(peak, (await procMemory(pid))?.rssMiB ?? 0);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return { baseline, peak: Math.max(peak, (await procMemory(pid))?.rssMiB ?? 0) };
+    };
+    /** The stated margin over baseline + budget: node-llama-cpp's per-context buffers the estimate leaves out on a tiny model, and heap churn. */
+    const MARGIN_MIB = 96;
+
+    const proc = await serve(yaml(budget));
+    // The baseline includes node-llama-cpp itself (ps plans the models, which loads it), not the models.
+    await ps(proc, "ps0");
+    const stdioWork = Promise.all(Array.from({ length: 15 }, (_, index) => proc.request({ id: `q${index}`, method: "chat", params: { agent: agents[index % 3], input: "hello" } }, 120_000)));
+    const stdioRss = await peakRss(proc.child.pid as number, stdioWork);
+    const stdioReplies = await stdioWork;
+    assert.deepEqual(stdioReplies.map((reply) => [reply.type, (reply.result as { response?: string } | undefined)?.response]), stdioReplies.map(() => ["result", reference]));
+    const stdioUsed = admissions(proc.stderr);
+    assert.ok(stdioUsed.length >= 3 && Math.max(...stdioUsed) <= budget, `accounted ${stdioUsed.join(", ")} against a budget of ${budget}`);
+    assert.ok(stdioRss.peak <= stdioRss.baseline + budget / 1024 / 1024 + MARGIN_MIB, `RSS ${stdioRss.peak.toFixed(1)} MiB from ${stdioRss.baseline.toFixed(1)} MiB`);
+    await stop(proc);
+
+    const server = await startHttpServer(httpYaml(budget), [], { LOCAL_AI_LOG_LEVEL: "info" });
+    try {
+      const httpWork = Promise.all(
+        Array.from({ length: 15 }, async (_, index) => {
+          const response = await fetch(`${server.base}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: agents[index % 3], messages: [{ role: "user", content: "hello" }] }) });
+          return { status: response.status, body: (await response.json()) as { choices?: Array<{ message: { content: string } }> } };
+        }),
+      );
+      const httpRss = await peakRss(server.proc.child.pid as number, httpWork);
+      const httpReplies = await httpWork;
+      assert.deepEqual(httpReplies.map((reply) => [reply.status, reply.body.choices?.[0]?.message.content]), httpReplies.map(() => [200, reference]));
+      const httpUsed = admissions(server.proc.stderr);
+      assert.ok(httpUsed.length >= 3 && Math.max(...httpUsed) <= budget, `accounted ${httpUsed.join(", ")} against a budget of ${budget}`);
+      assert.ok(httpRss.peak <= httpRss.baseline + budget / 1024 / 1024 + MARGIN_MIB, `RSS ${httpRss.peak.toFixed(1)} MiB from ${httpRss.baseline.toFixed(1)} MiB`);
     } finally {
       await server.stop();
     }

@@ -326,5 +326,20 @@ describe("ModelScheduler", () => {
     h.scheduler.correct(reservation, 160);
     assert.deepEqual(h.scheduler.used(), { ramBytes: 160, vramBytes: 0 });
     assert.equal(reservation.measured, true);
+    h.scheduler.correct(reservation, 120);
+    assert.deepEqual(h.scheduler.used(), { ramBytes: 160, vramBytes: 0 }, "never corrected downward");
+  });
+
+  it("unloads idle models when a measured figure pushes the accounting past the budget", async () => {
+    const h = harness({ a: 100, b: 80 });
+    await use(h, "a");
+    await use(h, "b");
+    const reservation = h.model("b").accounted();
+    assert.ok(reservation);
+    const aEngine = h.inner("a");
+    h.scheduler.correct(reservation, 150);
+    for (let spins = 0; spins < 20 && aEngine.closes === 0; spins += 1) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(aEngine.closes, 1, "A, idle, was unloaded");
+    assert.deepEqual(h.scheduler.used(), { ramBytes: 150, vramBytes: 0 });
   });
 });
