@@ -74,6 +74,8 @@ export class ModelScheduler {
   private pumping = false;
   private again = false;
   private resolvedBudget: MemoryNeed | null = null;
+  /** A model's need as measured at its last load, where larger than the estimate: the next load counts it from the start. */
+  private readonly learned = new Map<string, MemoryNeed>();
 
   constructor(private readonly deps: SchedulerDeps) {
     this.clock = deps.clock ?? realClock;
@@ -115,7 +117,9 @@ export class ModelScheduler {
 
   /** Reserves memory for loading `model`; evicts or waits as needed. Throws model_too_large, busy, cancelled. */
   async admit(model: ScheduledModel, options: AdmitOptions = {}): Promise<Reservation> {
-    const [budget, need] = await Promise.all([this.budgetNow(), this.deps.estimate(model.modelName)]);
+    const [budget, estimate] = await Promise.all([this.budgetNow(), this.deps.estimate(model.modelName)]);
+    const known = this.learned.get(model.modelName);
+    const need = known === undefined ? estimate : { ramBytes: Math.max(estimate.ramBytes, known.ramBytes), vramBytes: Math.max(estimate.vramBytes, known.vramBytes) };
     if (need.ramBytes > budget.ramBytes || need.vramBytes > budget.vramBytes) throw tooLarge(model.modelName, need, budget);
     options.signal?.throwIfAborted();
     if (this.queue.length >= this.deps.queue.length) {
@@ -176,6 +180,7 @@ export class ModelScheduler {
     const excess = measuredBytes - estimated;
     const need = reservation.need;
     reservation.need = need.vramBytes > need.ramBytes ? { ...need, vramBytes: need.vramBytes + excess } : { ...need, ramBytes: need.ramBytes + excess };
+    this.learned.set(reservation.model.modelName, reservation.need);
     this.deps.logger.info({ model: reservation.model.modelName, estimated_bytes: estimated, measured_bytes: measuredBytes }, "model needs more memory than estimated; accounting corrected");
     void this.shrink();
   }

@@ -330,6 +330,21 @@ describe("ModelScheduler", () => {
     assert.deepEqual(h.scheduler.used(), { ramBytes: 160, vramBytes: 0 }, "never corrected downward");
   });
 
+  it("counts a model's measured figure from its previous load the next time it loads", async () => {
+    const h = harness({ a: 50, b: 100 });
+    await use(h, "a");
+    const first = h.model("a").accounted();
+    assert.ok(first);
+    h.scheduler.correct(first, 120);
+    await h.model("a").unload();
+    assert.deepEqual(h.scheduler.used(), { ramBytes: 0, vramBytes: 0 });
+    await use(h, "b");
+    // 120 (learned) + 100 > 200: B is unloaded before A loads, though A's estimate (50) would fit.
+    await use(h, "a");
+    assert.deepEqual(loadedNames(h), ["a"]);
+    assert.deepEqual(h.scheduler.used(), { ramBytes: 120, vramBytes: 0 });
+  });
+
   it("unloads idle models when a measured figure pushes the accounting past the budget", async () => {
     const h = harness({ a: 100, b: 80 });
     await use(h, "a");
