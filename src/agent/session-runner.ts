@@ -105,8 +105,8 @@ export class SessionRunner {
         engine,
         tools: this.deps.tools,
         logger: this.deps.logger,
-        warmUp: async (signal) => {
-          await Promise.all([engine.warmUp({ signal }), this.deps.tools.start(signal)]);
+        warmUp: async (signal, onModelLoad) => {
+          await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);
         },
       },
       { ...request, agent: agentName },
