@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { formatBytes } from "../shared/format-bytes.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import { fitsBeside, tooLarge } from "./scheduler-fit.js";
 import type { MemoryNeed, ModelLoadEvent, SchedulerClock } from "./scheduler-types.js";
 
 /** What the scheduler needs of a model (a ManagedEngine). */
@@ -279,27 +279,4 @@ export class ModelScheduler {
     waiter.told = key;
     waiter.options.onEvent?.({ model: waiter.model.modelName, state: "queued", ...(unloading.length > 0 ? { unloading } : {}) });
   }
-}
-
-function fitsBeside(need: MemoryNeed, used: MemoryNeed, budget: MemoryNeed): boolean {
-  return used.ramBytes + need.ramBytes <= budget.ramBytes && used.vramBytes + need.vramBytes <= budget.vramBytes;
-}
-
-function tooLarge(model: string, need: MemoryNeed, budget: MemoryNeed): RuntimeError {
-  const pool = need.ramBytes > budget.ramBytes ? "RAM" : "VRAM";
-  const needed = pool === "RAM" ? need.ramBytes : need.vramBytes;
-  const allowed = pool === "RAM" ? budget.ramBytes : budget.vramBytes;
-  return new RuntimeError(
-    "model_too_large",
-    `Model "${model}" needs ${formatBytes(needed)} of ${pool}, more than the whole budget of ${formatBytes(allowed)} (llama.memory_budget); lower llama.models.${model}.ctx_size or parallel, use a smaller quantization, or raise the budget (\`local-ai plan --model ${model}\` shows what fits)`,
-    {
-      details: {
-        model,
-        pool: pool.toLowerCase(),
-        need: { ram_bytes: need.ramBytes, vram_bytes: need.vramBytes },
-        budget: { ram_bytes: budget.ramBytes, vram_bytes: budget.vramBytes },
-        config_key: "llama.memory_budget",
-      },
-    },
-  );
 }
