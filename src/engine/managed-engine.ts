@@ -4,6 +4,7 @@ import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
+import { ModelAdmission } from "./model-admission.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
 
@@ -46,11 +47,8 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private lastUsed = Date.now();
   private idleTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** The scheduler's reservation for the loaded (or loading) model; null while unloaded. */
-  private reservation: Reservation | null = null;
-  private admitting: Promise<Reservation> | null = null;
-  private readonly loadListeners = new Set<(event: ModelLoadEvent) => void>();
-  private queuedNow = false;
+  /** The scheduler's side of this model's loads; null without a scheduler. */
+  private readonly admission: ModelAdmission | null;
   /** A request's keep_alive for the idle time after it (ms; null = never); undefined = idle_unload_s. */
   private keepAliveMs: number | null | undefined = undefined;
 
@@ -61,6 +59,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
     private readonly options: ManagedEngineOptions,
   ) {
     this.current = first;
+    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => isLoaded(this.current.health()));
     this.kind = first.kind;
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;
@@ -90,7 +89,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
 
   /** Waiting in the scheduler's queue for memory. */
   get queued(): boolean {
-    return this.queuedNow;
+    return this.admission?.queued ?? false;
   }
 
   keepAlive(seconds: number | null): void {
@@ -114,7 +113,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
 
   /** What the scheduler counts for this model (null: nothing reserved). */
   accounted(): Reservation | null {
-    return this.reservation;
+    return this.admission?.reservation ?? null;
   }
 
   /** The scheduler's way to make room: an unload that names why. */
@@ -148,7 +147,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
     const health = old.health();
     if (!isLoaded(health) && health.state !== "starting") {
       // Nothing is held (a load that failed, a child that is down): nothing to account either.
-      this.releaseReservation();
+      this.admission?.release();
       return false;
     }
     this.clearIdleTimer();
@@ -160,9 +159,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
     }
     // Swapped first: a request arriving while the old engine closes loads the model afresh.
     this.current = fresh;
-    const reservation = this.reservation;
-    this.reservation = null;
-    if (reservation !== null) reservation.releasing = true;
+    const reservation = this.admission?.detach() ?? null;
     try {
       await old.close();
     } finally {
@@ -178,7 +175,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
     try {
       await this.current.close();
     } finally {
-      this.releaseReservation();
+      this.admission?.release();
     }
   }
 
@@ -229,76 +226,21 @@ export class ManagedEngine implements Engine, ScheduledModel {
     };
   }
 
-  /**
-   * Before a call reaches the engine: a model without a reservation asks the scheduler for one
-   * (which may unload others, or wait). Concurrent callers share one admission; one whose own
-   * signal did not abort tries again when the shared one was cancelled by another's. Resolves
-   * true when the call had to wait for memory: only such a call is told `loading` and `loaded`
-   * (a load with room to spare is no news to the client).
-   */
-  private async admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
-    const scheduler = this.options.scheduler;
-    if (scheduler === undefined) return false;
-    let waited = false;
-    const mine = (event: ModelLoadEvent): void => {
-      waited = true;
-      listener?.(event);
-    };
-    this.loadListeners.add(mine);
-    try {
-      while (this.reservation === null) {
-        if (this.admitting === null) {
-          this.queuedNow = true;
-          const admitting = scheduler.admit(this, { ...(signal ? { signal } : {}), onEvent: (event) => this.tell(event) });
-          this.admitting = admitting;
-          admitting.then(
-            (reservation) => {
-              this.reservation = reservation;
-              this.admitting = null;
-              this.queuedNow = false;
-            },
-            () => {
-              this.admitting = null;
-              this.queuedNow = false;
-            },
-          );
-        }
-        try {
-          await this.admitting;
-        } catch (error) {
-          if (error instanceof RuntimeError && error.code === "cancelled" && signal?.aborted !== true) continue;
-          throw error;
-        }
-      }
-      if (waited && !isLoaded(this.current.health())) listener?.({ model: this.modelName, state: "loading" });
-      return waited;
-    } finally {
-      this.loadListeners.delete(mine);
-    }
-  }
-
-  private tell(event: ModelLoadEvent): void {
-    for (const listener of this.loadListeners) listener(event);
+  /** Before a call reaches the engine (see ModelAdmission.admitted); true when it waited for memory. */
+  private admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
+    return this.admission?.admitted(signal, listener) ?? Promise.resolve(false);
   }
 
   /** After a call that worked: the first one after a load corrects the estimate with what the engine measured. */
   private loaded(): void {
-    const reservation = this.reservation;
-    if (reservation === null || reservation.measured) return;
     const health = this.current.health();
-    if (isLoaded(health)) this.options.scheduler?.correct(reservation, health.memoryBytes);
+    if (isLoaded(health)) this.admission?.loaded(health.memoryBytes);
   }
 
   /** After a call that failed: a load that failed holds nothing, so its memory is free for others. */
   private failed(): void {
     const health = this.current.health();
-    if (this.active === 1 && !isLoaded(health) && health.state !== "starting") this.releaseReservation();
-  }
-
-  private releaseReservation(): void {
-    const reservation = this.reservation;
-    this.reservation = null;
-    if (reservation !== null) this.options.scheduler?.release(reservation);
+    if (this.active === 1 && !isLoaded(health) && health.state !== "starting") this.admission?.release();
   }
 
   private begin(): void {
