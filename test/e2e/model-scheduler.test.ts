@@ -255,7 +255,7 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     }
   });
 
-  it("30 concurrent requests over the three models (15 over stdio, 15 over HTTP): all answered alike, the accounting and the measured RSS within the budget", async () => {
+  it("30 concurrent requests over the three models (15 over stdio, 15 over HTTP): all answered alike, the accounting and the measured RSS within the budget", async (t) => {
     const budget = Math.floor(perModel * 2.5);
     /** What one tiny model answers "hello" at temperature 0 (the three are the same file). */
     const probe = await serve(yaml(budget));
@@ -293,6 +293,7 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     const stdioUsed = admissions(proc.stderr);
     assert.ok(stdioUsed.length >= 3 && Math.max(...stdioUsed) <= budget, `accounted ${stdioUsed.join(", ")} against a budget of ${budget}`);
     assert.ok(stdioRss.peak <= stdioRss.baseline + budget / 1024 / 1024 + MARGIN_MIB, `RSS ${stdioRss.peak.toFixed(1)} MiB from ${stdioRss.baseline.toFixed(1)} MiB`);
+    t.diagnostic(`stdio: budget ${(budget / 1024 / 1024).toFixed(1)} MiB, accounted at most ${(Math.max(...stdioUsed) / 1024 / 1024).toFixed(1)} MiB, RSS ${stdioRss.baseline.toFixed(1)} -> peak ${stdioRss.peak.toFixed(1)} MiB`);
     await stop(proc);
 
     const server = await startHttpServer(httpYaml(budget), [], { LOCAL_AI_LOG_LEVEL: "info" });
@@ -309,6 +310,7 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
       const httpUsed = admissions(server.proc.stderr);
       assert.ok(httpUsed.length >= 3 && Math.max(...httpUsed) <= budget, `accounted ${httpUsed.join(", ")} against a budget of ${budget}`);
       assert.ok(httpRss.peak <= httpRss.baseline + budget / 1024 / 1024 + MARGIN_MIB, `RSS ${httpRss.peak.toFixed(1)} MiB from ${httpRss.baseline.toFixed(1)} MiB`);
+      t.diagnostic(`http: accounted at most ${(Math.max(...httpUsed) / 1024 / 1024).toFixed(1)} MiB, RSS ${httpRss.baseline.toFixed(1)} -> peak ${httpRss.peak.toFixed(1)} MiB`);
     } finally {
       await server.stop();
     }
