@@ -31,6 +31,7 @@ function numberFor(code: ErrorCode): number {
     case "binary_missing":
     case "model_missing":
     case "model_plan_error":
+    case "model_too_large":
     case "engine_unavailable":
     case "engine_error":
     case "engine_auth":

@@ -56,6 +56,9 @@ export class AcpTurnUpdates {
         this.announced.add(id);
         return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, undefined), ...final }];
       }
+      // A wait for the model's memory has no ACP update of its own (the editor shows the turn as running).
+      case "model_load":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);

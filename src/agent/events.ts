@@ -29,7 +29,9 @@ export type AgentEvent =
   | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }
   /** `finish_reason`: why the last step ended (`length`: max_tokens; `content_filter`: the upstream refused); not on the seed 000 wires. */
   | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
-  | { event: "loop_abort"; step: number; reason: LoopAbortReason };
+  | { event: "loop_abort"; step: number; reason: LoopAbortReason }
+  /** The turn waits for its model: queued for memory (`unloading`: idle models being unloaded for it), loading, loaded. */
+  | { event: "model_load"; step: number; model: string; state: "queued" | "loading" | "loaded"; progress?: number; unloading?: string[] };
 
 export type EmitEvent = (event: AgentEvent) => void;
 

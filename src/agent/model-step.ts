@@ -56,6 +56,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     seed: input.seed,
     ...definedOnly(input.options ?? {}),
     signal: input.signal,
+    onModelLoad: (load) => emit({ event: "model_load", step, ...load }),
   });
   let finishReason: FinishReason = "stop";
   let stopSequence: string | undefined;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../config/schema.js";
 import type { ChatMessage } from "../engine/chat-types.js";
-import type { LoadProgress } from "../engine/engine.js";
+import type { Engine, LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
@@ -26,11 +26,13 @@ export class SessionRunner {
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
    * follows the model's download and load (a terminal draws a progress bar from it).
    */
-  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
     const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) };
-    await Promise.all([this.deps.engineFor(agent.model).then((engine) => engine.warmUp(options)), this.deps.tools.start(signal)]);
+    const engine = await this.deps.engineFor(agent.model);
+    await Promise.all([engine.warmUp(options), this.deps.tools.start(signal)]);
+    if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
   }
 
   /** The agents configured, the default first, with the model each uses. */
@@ -43,6 +45,21 @@ export class SessionRunner {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
     const engine = await this.deps.engineFor(agent.model);
+    // The request's keep_alive (or the model's own idle_unload_s) governs the idle time after it.
+    try {
+      return await this.statelessOn(engine, agentName, agent, request, options);
+    } finally {
+      engine.keepAlive?.(request.keep_alive ?? null);
+    }
+  }
+
+  private statelessOn(
+    engine: Engine,
+    agentName: string,
+    agent: AgentConfig,
+    request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined },
+    options: { signal: AbortSignal; emit: EmitEvent },
+  ): Promise<TurnOutcome> {
     return runStatelessTurn(
       {
         config: this.deps.config,
@@ -50,8 +67,8 @@ export class SessionRunner {
         engine,
         tools: this.deps.tools,
         logger: this.deps.logger,
-        warmUp: async (signal) => {
-          await Promise.all([engine.warmUp({ signal }), this.deps.tools.start(signal)]);
+        warmUp: async (signal, onModelLoad) => {
+          await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);
         },
       },
       { ...request, agent: agentName },
@@ -75,7 +92,21 @@ export class SessionRunner {
     // The user's memory index does not depend on the session: build it while the lock is taken.
     const memoryReady = this.deps.memory.ensureUser(userId);
     memoryReady.catch(() => undefined);
-    return this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
+    try {
+      return await this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
+    } finally {
+      await this.keepAliveAfter(request);
+    }
+  }
+
+  /** After a turn: the request's keep_alive (or, without one, the model's idle_unload_s) sets how long its model stays loaded. */
+  private async keepAliveAfter(request: TurnRequest): Promise<void> {
+    try {
+      const [, agent] = this.resolveAgent(request.agent);
+      (await this.deps.engineFor(agent.model)).keepAlive?.(request.keep_alive ?? null);
+    } catch {
+      // An unknown agent already failed the turn; a registry shutting down has nothing to keep.
+    }
   }
 
   private async locked(

@@ -1,3 +1,4 @@
+import type { ModelLoadEvent } from "../engine/scheduler-types.js";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
@@ -26,6 +27,8 @@ export interface StatelessTurnRequest {
   cacheKey?: string;
   /** "disabled": a conversation that does not fit is a `context_overflow` instead of trimmed history. */
   truncation?: "auto" | "disabled";
+  /** Seconds the model stays loaded once idle after this request (0: unload then; -1: never); absent: its idle_unload_s. */
+  keep_alive?: number;
 }
 
 export interface StatelessTurnDeps {
@@ -34,7 +37,8 @@ export interface StatelessTurnDeps {
   engine: Engine;
   tools: ToolProvider;
   logger: Logger;
-  warmUp(signal: AbortSignal): Promise<void>;
+  /** `onModelLoad`: why the model waits (queued for memory, loading), for `model_load` events. */
+  warmUp(signal: AbortSignal, onModelLoad?: (event: ModelLoadEvent) => void): Promise<void>;
 }
 
 /**
@@ -58,7 +62,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
 
   emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
-  await deps.warmUp(options.signal);
+  await deps.warmUp(options.signal, (load) => emit({ event: "model_load", step: 0, ...load }));
   emit({ event: "memory_start", snippets: 0 });
   const descriptors = request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
   const offered = sampling.noTools ? [] : (request.clientTools ?? toolSpecsOf(descriptors));

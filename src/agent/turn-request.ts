@@ -17,6 +17,8 @@ export interface TurnRequest {
   approve_execution?: boolean | undefined;
   /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
   overrides?: SamplingOverrides | undefined;
+  /** Seconds the model stays loaded once idle after this turn (0: unload then; -1: never); absent: its idle_unload_s. */
+  keep_alive?: number | undefined;
 }
 
 /** How a front door takes part in a turn: its cancel signal, its event sink, and (if it can ask its user) approvals. */

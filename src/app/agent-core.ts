@@ -13,6 +13,7 @@ import type { SessionCatalog } from "../store/store-types.js";
 import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
 import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
+import type { ModelMemory } from "./model-memory.js";
 
 /** Everything behind a turn, built once from a valid config. */
 export interface AgentCore {
@@ -30,7 +31,7 @@ export interface AgentCore {
   /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
   warmUp(signal?: AbortSignal): Promise<void>;
   /** Engines created so far and every MCP server, for /health. */
-  health(): Pick<RuntimeHealth, "engines" | "tools">;
+  health(): Pick<RuntimeHealth, "engines" | "tools" | "memory">;
   close(): Promise<void>;
 }
 
@@ -45,6 +46,8 @@ export interface AgentCoreDeps {
   helpProbe: HelpProbe;
   /** Finds (or, for download: auto, fetches) the file of a model whose path is a reference. */
   modelFile?: ModelFileSource;
+  /** The memory budget and each model's estimate (the scheduler's figures). */
+  memory?: ModelMemory;
 }
 
 export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore {
@@ -59,6 +62,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
       await validateGguf(path);
     },
     ...(modelFile ? { modelFile } : {}),
+    ...(deps.memory ? { memory: deps.memory } : {}),
   });
   const tools = new McpToolProvider(config.mcp.servers, { logger, env });
   const store = createStore(config.app.data_dir, logger);
@@ -90,6 +94,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     health: () => ({
       engines: Object.fromEntries([...engines.created()].map(([name, engine]) => [name, engine.health()])),
       tools: tools.status(),
+      memory: { budget: engines.scheduler.budgetIfKnown(), used: engines.scheduler.used() },
     }),
     // Children (llama-server, MCP servers) and models; the runtime disposes node-llama-cpp after.
     close: async () => {

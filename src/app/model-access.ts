@@ -17,5 +17,6 @@ export function createModelAccess(config: Config, engines: () => EngineRegistry)
       if (model === undefined) throw new RuntimeError("config_invalid", `No model "${name}" under llama.models`);
       return describeModel(model, engines().created().get(name));
     },
+    ps: () => engines().ps(),
   };
 }

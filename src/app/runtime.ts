@@ -21,6 +21,7 @@ import { createAgentCore, type AgentCore } from "./agent-core.js";
 import { killChildrenOnExit } from "./child-exit-hook.js";
 import { ChildRegistry } from "../shared/process/child-registry.js";
 import { HelpProbe } from "../engine/llama-server/help-probe.js";
+import { createModelMemory } from "./model-memory.js";
 import { createModelServices, type ModelServices } from "./model-services.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
@@ -92,7 +93,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const modelServices = (): ModelServices => (models ??= createModelServices(requireConfig(configState), env, loadLlama, logger));
   let core: AgentCore | null = null;
   const agentCore = (): AgentCore =>
-    (core ??= createAgentCore(requireConfig(configState), { logger, env, llama, children, helpProbe, modelFile: (name, model) => modelServices().files.resolver(name, model) }));
+    (core ??= createAgentCore(requireConfig(configState), {
+      logger,
+      env,
+      llama,
+      children,
+      helpProbe,
+      modelFile: (name, model) => modelServices().files.resolver(name, model),
+      memory: createModelMemory(requireConfig(configState), { llama: loadLlama, logger, env, helpProbe, modelInfo: (name, model, signal) => modelServices().files.planInfo(name, model, signal) }),
+    }));
   let warmUp: { state: RuntimeHealth["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
   return {
@@ -101,7 +110,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     logger,
     runDoctor: (signal) =>
       runDoctor(
-        { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, ...(signal ? { signal } : {}) },
+        { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, memoryUse: () => core?.health().memory, ...(signal ? { signal } : {}) },
         { llama: loadLlama, logger },
       ),
     runPlan: async (params, signal) => {

@@ -41,6 +41,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
           runPlan: async (params, signal) => (await runtime.get()).runPlan(params, signal),
           pull: async (call) => (await runtime.get()).pull(call),
           unload: async (model) => (await runtime.get()).unload(model),
+          ps: async () => (await runtime.get()).engines().ps(),
         },
         control,
         wire,

@@ -6,6 +6,7 @@ import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInitCommand } from "./commands/init.js";
 import { registerPlanCommand } from "./commands/plan.js";
 import { registerModelsCommand } from "./commands/models.js";
+import { registerPsCommand } from "./commands/ps.js";
 import { registerPodCommand } from "./commands/pod.js";
 import { registerPullCommand } from "./commands/pull.js";
 import { registerServeHttpCommand } from "./commands/serve-http.js";
@@ -41,6 +42,7 @@ export function createProgram(deps: CliDeps): Command {
   registerInitCommand(program, deps);
   registerPullCommand(program, deps);
   registerModelsCommand(program, deps);
+  registerPsCommand(program, deps);
   return program;
 }
 

@@ -18,6 +18,7 @@ import type {
   RequestId,
   StatusResult,
   UnloadResult,
+  PsResult,
   WarmUpParams,
   WarmUpResult,
 } from "./protocol-types.js";
@@ -159,6 +160,11 @@ export class LocalAiClient extends EventEmitter<LocalAiClientEvents> {
   /** Closes the engines of one model (or all), freeing their memory; the next chat loads again. */
   unload(params: { model?: string } = {}, options: CallOptions = {}): Promise<UnloadResult> {
     return this.request("unload", params, options);
+  }
+
+  /** The memory budget and every configured model: loaded or not, its memory, idle expiry, pin, requests in flight. */
+  ps(options: CallOptions = {}): Promise<PsResult> {
+    return this.request("ps", {}, options);
   }
 
   /** Any method, for what the typed calls do not cover; `onEvent` gets its events (without `id`/`type`). */

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ERROR_CODES } from "../shared/runtime-error.js";
 import type { chatParams, planParams, warmUpParams } from "../protocol/methods/params-schemas.js";
-import type { chatResult, doctorResult, initializeResult, planResult, pullEvents, pullResult, unloadResult, warmUpResult } from "../protocol/methods/result-schemas.js";
+import type { chatResult, doctorResult, initializeResult, planResult, pullEvents, psResult, pullResult, unloadResult, warmUpResult } from "../protocol/methods/result-schemas.js";
 import type { AgentEventWire } from "../wire/agent-event-schema.js";
 
 /**
@@ -32,6 +32,7 @@ export type WarmUpResult = z.output<typeof warmUpResult>;
 export type PullResult = z.output<typeof pullResult>;
 export type PullProgress = Omit<z.output<typeof pullEvents>, "event">;
 export type UnloadResult = z.output<typeof unloadResult>;
+export type PsResult = z.output<typeof psResult>;
 export interface StatusResult {
   status: "ok";
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseByteSize } from "../shared/byte-size.js";
 import { LOG_LEVELS, type LogLevel } from "./log-levels.js";
 import { STDIO_DEFAULTS } from "./stdio-defaults.js";
 
@@ -10,6 +11,10 @@ import { STDIO_DEFAULTS } from "./stdio-defaults.js";
 const MiB = 1024 * 1024;
 
 const positiveInt = z.number().int().positive();
+/** Bytes: a number, or a string with a unit ("12GiB", "512MiB"). */
+const byteSize = z.union([z.number().int().min(0), z.string().refine((value) => parseByteSize(value) !== null, { message: 'a size: bytes, or a number with a unit such as "12GiB" or "512MiB"' })]);
+/** A memory figure the scheduler may use: a size, or `auto` (what plan sees as free at startup less llama.memory_margin). */
+const budgetSize = z.union([z.literal("auto"), byteSize]).default("auto");
 const port = z.number().int().min(1).max(65535);
 /** A merge window for streamed text: a few ms is invisible to a reader (a UI frame is 16 ms). */
 const coalesceMs = z.number().int().min(0).max(1000).default(STDIO_DEFAULTS.coalesce_ms);
@@ -50,6 +55,8 @@ export const modelSchema = z.strictObject({
   download: z.enum(["never", "auto"]).default("never"),
   /** Unload the model (free its memory) after this many seconds without use; null = keep it loaded. */
   idle_unload_s: positiveInt.nullable().default(null),
+  /** Never unloaded by the scheduler (to make room for another model) nor by idle_unload_s. */
+  pin: z.boolean().default(false),
   port: port.default(8081),
   ctx_size: positiveInt.default(4096),
   gpu_layers: z.union([z.literal("auto"), z.number().int().min(0)]).default("auto"),
@@ -90,6 +97,14 @@ export const llamaSchema = z.strictObject({
   embedded_binary: z.enum(["auto", "prebuilt"]).default("auto"),
   restart: restartSchema.prefault({}),
   models: z.record(z.string().min(1), modelSchema).default({}),
+  /** What loaded models may hold together (docs/models.md): idle ones are unloaded, least recently used first, to make room. */
+  memory_budget: z.strictObject({ ram: budgetSize, vram: budgetSize }).prefault({}),
+  /** Kept free when memory_budget is auto; auto = node-llama-cpp's own paddings (as plan uses). */
+  memory_margin: z.union([z.literal("auto"), byteSize]).default("auto"),
+  /** Loads waiting for memory (every loaded model busy): at most `length` wait, each at most timeout_s, then `busy`. */
+  load_queue: z.strictObject({ length: positiveInt.default(32), timeout_s: positiveInt.default(120) }).prefault({}),
+  /** idle_unload_s for every model that sets none; null = keep loaded. */
+  idle_unload_s: positiveInt.nullable().default(null),
 });
 
 export const agentSchema = z.strictObject({

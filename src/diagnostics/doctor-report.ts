@@ -1,3 +1,4 @@
+import type { MemoryUse } from "./runtime-health.js";
 import type { ConfigState } from "../config/load-config.js";
 import type { EngineHealth } from "../engine/engine.js";
 
@@ -32,4 +33,6 @@ export interface DoctorContext {
   signal?: AbortSignal;
   /** The engines of the serving process, when doctor runs inside one (the stdio method): adds `models.loaded`. */
   loadedModels?: () => Record<string, EngineHealth>;
+  /** The serving process's memory budget and its use (with loadedModels). */
+  memoryUse?: () => MemoryUse | undefined;
 }

@@ -97,7 +97,7 @@ function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger):
   // check already says why, and guessing defaults would report on a setup the user does not have.
   const loadedModels = context.loadedModels;
   if (loadedModels !== undefined) {
-    planned.push({ id: "models.loaded", title: "Loaded models", stuck: "nothing expected (this check does no I/O; please report it)", run: async () => checkLoadedModels(loadedModels()) });
+    planned.push({ id: "models.loaded", title: "Loaded models", stuck: "nothing expected (this check does no I/O; please report it)", run: async () => checkLoadedModels(loadedModels(), context.memoryUse?.()) });
   }
   if (configState.status !== "loaded") return planned;
   const config: Config = configState.config;

@@ -1,4 +1,5 @@
 import type { EngineHealth } from "../engine/engine.js";
+import type { MemoryNeed } from "../engine/scheduler-types.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /**
@@ -13,4 +14,11 @@ export interface RuntimeHealth {
   defaultModel: string;
   engines: Record<string, EngineHealth>;
   tools: McpServerStatus[];
+  /** llama.memory_budget (null until the first load resolves it) and what the loaded models hold of it. */
+  memory?: MemoryUse;
+}
+
+export interface MemoryUse {
+  budget: MemoryNeed | null;
+  used: MemoryNeed;
 }

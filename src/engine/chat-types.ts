@@ -1,3 +1,4 @@
+import type { ModelLoadEvent } from "./scheduler-types.js";
 /** What engines take and stream. The message types live in shared/ (the store keeps them too). */
 import type { ChatMessage, ToolCall } from "../shared/chat-message.js";
 
@@ -81,5 +82,7 @@ export interface GenerateRequest {
   cacheKey?: string;
   /** Aborting stops generation at once; the stream then throws a `cancelled` RuntimeError. */
   signal?: AbortSignal;
+  /** Told why the request waits for its model (queued for memory, loading): the scheduler's `model_load`. */
+  onModelLoad?: (event: ModelLoadEvent) => void;
 }
 

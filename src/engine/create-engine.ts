@@ -10,6 +10,9 @@ import { physicalCores } from "./cpu-cores.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import type { Engine } from "./engine.js";
 import { ManagedEngine } from "./managed-engine.js";
+import { psReport, type PsReport } from "./model-ps.js";
+import { ModelScheduler } from "./model-scheduler.js";
+import type { MemoryNeed, SchedulerClock } from "./scheduler-types.js";
 import type { ModelFileSource } from "./model-file.js";
 import { ChildRegistry } from "../shared/process/child-registry.js";
 import { HelpProbe } from "./llama-server/help-probe.js";
@@ -26,7 +29,12 @@ export interface EngineFactoryDeps {
   children?: ChildRegistry;
   /** The runtime's llama-server flag cache; the registry makes its own without one. */
   helpProbe?: HelpProbe;
+  /** The budget and each model's estimate (the runtime plans them); without it nothing is limited. */
+  memory?: { budget: () => Promise<MemoryNeed>; estimate: (model: string) => Promise<MemoryNeed> };
+  clock?: SchedulerClock;
 }
+
+const UNLIMITED: MemoryNeed = { ramBytes: Number.MAX_SAFE_INTEGER, vramBytes: Number.MAX_SAFE_INTEGER };
 
 /** What createEngine needs: the factory deps with the registry's child registry and flag cache. */
 export type EngineDeps = EngineFactoryDeps & Required<Pick<EngineFactoryDeps, "children" | "helpProbe">>;
@@ -101,9 +109,19 @@ export class EngineRegistry {
   private readonly creating = new Map<string, Promise<ManagedEngine>>();
   private closed = false;
   private readonly deps: EngineDeps;
+  /** Every model's loads go through it (docs/models.md, "Memory budget"). */
+  readonly scheduler: ModelScheduler;
 
   constructor(deps: EngineFactoryDeps) {
     this.deps = { ...deps, children: deps.children ?? new ChildRegistry(), helpProbe: deps.helpProbe ?? new HelpProbe() };
+    const { load_queue: queue } = deps.config.llama;
+    this.scheduler = new ModelScheduler({
+      budget: deps.memory?.budget ?? (() => Promise.resolve(UNLIMITED)),
+      estimate: deps.memory?.estimate ?? (() => Promise.resolve({ ramBytes: 0, vramBytes: 0 })),
+      queue: { length: queue.length, timeoutMs: queue.timeout_s * 1000 },
+      logger: deps.logger.child({ component: "scheduler" }),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    });
   }
 
   get(name: string): Promise<Engine> {
@@ -113,10 +131,8 @@ export class EngineRegistry {
     let pending = this.creating.get(name);
     if (pending === undefined) {
       const model = this.deps.config.llama.models[name];
-      const options = {
-        idleUnloadMs: model?.idle_unload_s === null || model?.idle_unload_s === undefined ? null : model.idle_unload_s * 1000,
-        logger: this.deps.logger,
-      };
+      const idle = model?.idle_unload_s ?? this.deps.config.llama.idle_unload_s;
+      const options = { idleUnloadMs: idle === null ? null : idle * 1000, logger: this.deps.logger, scheduler: this.scheduler, pinned: model?.pin === true };
       pending = createEngine(name, this.deps).then((first) => new ManagedEngine(first, () => createEngine(name, this.deps), options));
       this.creating.set(name, pending);
       // Registered before any caller's continuation, so a caller finds the engine in created().
@@ -132,8 +148,13 @@ export class EngineRegistry {
     return pending;
   }
 
+  /** Every configured model's state and memory, and the budget (stdio `ps`, GET /v1/ps). */
+  ps(): Promise<PsReport> {
+    return psReport(this.deps.config, this.engines, this.scheduler, this.deps.memory?.estimate ?? (() => Promise.resolve({ ramBytes: 0, vramBytes: 0 })));
+  }
+
   /** Engines created so far, by model name. */
-  created(): ReadonlyMap<string, Engine> {
+  created(): ReadonlyMap<string, ManagedEngine> {
     return this.engines;
   }
 

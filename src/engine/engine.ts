@@ -1,6 +1,7 @@
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
+import type { ModelLoadEvent } from "./scheduler-types.js";
 
 export type EngineKind = "embedded" | "llama-server" | "openai";
 
@@ -39,6 +40,8 @@ export interface LoadProgress {
 export interface WarmUpOptions {
   signal?: AbortSignal;
   onProgress?: (progress: LoadProgress) => void;
+  /** Told why the call waits for its model (queued for memory, loading): the scheduler's `model_load`. */
+  onModelLoad?: (event: ModelLoadEvent) => void;
 }
 
 /**
@@ -75,6 +78,11 @@ export interface Engine {
   embed?(request: EmbedRequest): Promise<EmbedResult>;
   /** Plain text completion (POST /v1/completions): no chat template, no tools, no agent loop. */
   complete?(request: CompletionRequest): AsyncIterable<CompletionChunk>;
+  /**
+   * After a request with `keep_alive`: how long the model stays loaded once idle (seconds; 0 =
+   * unload as soon as idle; -1 = never on idle); null = back to its idle_unload_s. Managed engines only.
+   */
+  keepAlive?(seconds: number | null): void;
   /** The context one conversation has, once known (a loaded model; a llama-server slot's share); null before. */
   contextLength?(): number | null;
 }

@@ -4,12 +4,20 @@ import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
+import { ModelAdmission } from "./model-admission.js";
+import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
+import type { ModelLoadEvent } from "./scheduler-types.js";
 
 export interface ManagedEngineOptions {
   /** Unload after this long without use (llama.models.<name>.idle_unload_s); null = never. */
   idleUnloadMs: number | null;
   logger: Logger;
+  /** Admits each load under the memory budget (absent: loads are not accounted). */
+  scheduler?: ModelScheduler;
+  /** llama.models.<name>.pin: never unloaded to make room, nor after idle_unload_s. */
+  pinned?: boolean;
 }
+
 
 /** A model counts as loaded while its engine serves (or is degraded but serving). */
 export function isLoaded(health: EngineHealth): boolean {
@@ -25,7 +33,7 @@ export function isLoaded(health: EngineHealth): boolean {
  * Unloading replaces the inner engine with a fresh, unloaded one of the same model (engines are
  * cheap to create and load lazily), so callers keep their reference.
  */
-export class ManagedEngine implements Engine {
+export class ManagedEngine implements Engine, ScheduledModel {
   readonly kind: EngineKind;
   readonly capabilities: EngineCapabilities;
   readonly modelName: string;
@@ -40,6 +48,10 @@ export class ManagedEngine implements Engine {
   private lastUsed = Date.now();
   private idleTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The scheduler's side of this model's loads; null without a scheduler. */
+  private readonly admission: ModelAdmission | null;
+  /** A request's keep_alive for the idle time after it (ms; null = never); undefined = idle_unload_s. */
+  private keepAliveMs: number | null | undefined = undefined;
 
   /** `first`: the engine to start with; `create`: a fresh, unloaded one of the same model (after an unload). */
   constructor(
@@ -48,24 +60,67 @@ export class ManagedEngine implements Engine {
     private readonly options: ManagedEngineOptions,
   ) {
     this.current = first;
+    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => isLoaded(this.current.health()));
     this.kind = first.kind;
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;
     // The optional methods exist exactly when the engine has them (front doors test for them).
-    if (first.embed) this.embed = (request) => this.using(() => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
-    if (first.complete) this.complete = (request) => this.usingStream(() => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
-    if (first.countTokens) this.countTokens = (text, signal) => this.using(() => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
-    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(() => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
-    if (first.promptTokens) this.promptTokens = (request, signal) => this.using(() => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
+    if (first.embed) this.embed = (request) => this.using(undefined, () => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
+    if (first.complete) this.complete = (request) => this.usingStream(request.signal, () => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
+    if (first.countTokens) this.countTokens = (text, signal) => this.using(signal, () => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
+    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(signal, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
+    if (first.promptTokens) this.promptTokens = (request, signal) => this.using(signal, () => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
   }
 
   warmUp(options?: WarmUpOptions): Promise<void> {
-    return this.using(() => this.current.warmUp(options));
+    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad);
   }
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
-    return this.usingStream(() => this.current.generate(request));
+    return this.usingStream(request.signal, () => this.current.generate(request), request.onModelLoad);
+  }
+
+  get pinned(): boolean {
+    return this.options.pinned === true;
+  }
+
+  get lastUsedAt(): number {
+    return this.lastUsed;
+  }
+
+  /** Waiting in the scheduler's queue for memory. */
+  get queued(): boolean {
+    return this.admission?.queued ?? false;
+  }
+
+  keepAlive(seconds: number | null): void {
+    this.keepAliveMs = seconds === null ? undefined : seconds < 0 ? null : seconds * 1000;
+    if (this.active === 0) {
+      this.clearIdleTimer();
+      if (isLoaded(this.current.health())) this.armIdleTimer();
+    }
+  }
+
+  private get idleMs(): number | null {
+    return this.keepAliveMs === undefined ? this.options.idleUnloadMs : this.keepAliveMs;
+  }
+
+  /** When idle_unload_s will unload it (epoch ms): loaded, idle, unpinned, with a timeout; else null. */
+  expiresAt(): number | null {
+    const ms = this.idleMs;
+    if (ms === null || this.pinned || this.active > 0 || !isLoaded(this.current.health())) return null;
+    return this.lastUsed + ms;
+  }
+
+  /** What the scheduler counts for this model (null: nothing reserved). */
+  accounted(): Reservation | null {
+    return this.admission?.reservation ?? null;
+  }
+
+  /** The scheduler's way to make room: an unload that names why. */
+  evict(reason: string): Promise<boolean> {
+    return this.unload(reason);
   }
 
   health(): EngineHealth {
@@ -92,7 +147,11 @@ export class ManagedEngine implements Engine {
     }
     const old = this.current;
     const health = old.health();
-    if (!isLoaded(health) && health.state !== "starting") return false;
+    if (!isLoaded(health) && health.state !== "starting") {
+      // Nothing is held (a load that failed, a child that is down): nothing to account either.
+      this.admission?.release();
+      return false;
+    }
     this.clearIdleTimer();
     const fresh = await this.create();
     if (this.active > 0 || this.current !== old) {
@@ -102,7 +161,12 @@ export class ManagedEngine implements Engine {
     }
     // Swapped first: a request arriving while the old engine closes loads the model afresh.
     this.current = fresh;
-    await old.close();
+    const reservation = this.admission?.detach() ?? null;
+    try {
+      await old.close();
+    } finally {
+      if (reservation !== null) this.options.scheduler?.release(reservation);
+    }
     this.options.logger.info({ model: this.modelName, reason, memory_bytes: health.memoryBytes }, "model unloaded");
     return true;
   }
@@ -110,31 +174,75 @@ export class ManagedEngine implements Engine {
   async close(): Promise<void> {
     this.closed = true;
     this.clearIdleTimer();
-    await this.current.close();
+    try {
+      await this.current.close();
+    } finally {
+      this.admission?.release();
+    }
   }
 
-  private async using<T>(work: () => Promise<T>): Promise<T> {
+  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void): Promise<T> {
     this.begin();
     try {
-      return await work();
+      const waited = await this.admitted(signal, listener);
+      const result = await work();
+      this.loaded();
+      if (waited) listener?.({ model: this.modelName, state: "loaded" });
+      return result;
+    } catch (error) {
+      this.failed();
+      throw error;
     } finally {
       this.end();
     }
   }
 
-  private usingStream<T>(open: () => AsyncIterable<T>): AsyncIterable<T> {
+  private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
     const begin = (): void => this.begin();
     const end = (): void => this.end();
+    const admitted = (): Promise<boolean> => this.admitted(signal, listener);
+    const name = this.modelName;
+    const loaded = (): void => this.loaded();
+    const failed = (): void => this.failed();
     return {
       async *[Symbol.asyncIterator]() {
         begin();
         try {
-          yield* open();
+          const waited = await admitted();
+          let first = true;
+          for await (const chunk of open()) {
+            if (first) {
+              loaded();
+              if (waited) listener?.({ model: name, state: "loaded" });
+            }
+            first = false;
+            yield chunk;
+          }
+        } catch (error) {
+          failed();
+          throw error;
         } finally {
           end();
         }
       },
     };
+  }
+
+  /** Before a call reaches the engine (see ModelAdmission.admitted); true when it waited for memory. */
+  private admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
+    return this.admission?.admitted(signal, listener) ?? Promise.resolve(false);
+  }
+
+  /** After a call that worked: the first one after a load corrects the estimate with what the engine measured. */
+  private loaded(): void {
+    const health = this.current.health();
+    if (isLoaded(health)) this.admission?.loaded(health.memoryBytes);
+  }
+
+  /** After a call that failed: a load that failed holds nothing, so its memory is free for others. */
+  private failed(): void {
+    const health = this.current.health();
+    if (this.active === 1 && !isLoaded(health) && health.state !== "starting") this.admission?.release();
   }
 
   private begin(): void {
@@ -146,18 +254,21 @@ export class ManagedEngine implements Engine {
   private end(): void {
     this.active -= 1;
     this.lastUsed = Date.now();
-    if (this.active === 0) this.armIdleTimer();
+    if (this.active === 0) {
+      this.armIdleTimer();
+      this.options.scheduler?.idle();
+    }
   }
 
   private armIdleTimer(): void {
-    const ms = this.options.idleUnloadMs;
-    if (ms === null || this.closed) return;
+    const ms = this.idleMs;
+    if (ms === null || this.closed || this.pinned) return;
     this.clearIdleTimer();
     // Unref'd: an idle model never keeps a finished process alive.
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
       if (this.active > 0 || this.closed) return;
-      this.unload(`idle for ${ms / 1000} s (idle_unload_s)`).catch((error: unknown) => {
+      this.unload(`idle for ${ms / 1000} s (${this.keepAliveMs === undefined ? "idle_unload_s" : "keep_alive"})`).catch((error: unknown) => {
         this.options.logger.warn({ err: error, model: this.modelName }, "idle unload failed");
       });
     }, ms);

@@ -13,6 +13,8 @@ export interface HealthBody {
   /** Chat turns and text completions running (see InFlightWork). */
   in_flight: number;
   warm_up?: string;
+  /** llama.memory_budget and what the loaded models hold (bytes; the budget is null until the first load resolves it). */
+  memory?: { budget_ram_bytes: number | null; budget_vram_bytes: number | null; used_ram_bytes: number; used_vram_bytes: number };
 }
 
 const engineJson = (health: EngineHealth): Record<string, unknown> => ({
@@ -52,6 +54,16 @@ export function healthBody(health: RuntimeHealth, version: string, inFlight = 0)
     tools: Object.fromEntries(health.tools.map((t) => [t.server, { state: t.state, tools: t.tools, pid: t.pid, ...(t.error === undefined ? {} : { error: t.error }) }])),
     in_flight: inFlight,
     ...(health.warmUpError === undefined ? {} : { warm_up: health.warmUpError }),
+    ...(health.memory === undefined
+      ? {}
+      : {
+          memory: {
+            budget_ram_bytes: health.memory.budget?.ramBytes ?? null,
+            budget_vram_bytes: health.memory.budget?.vramBytes ?? null,
+            used_ram_bytes: health.memory.used.ramBytes,
+            used_vram_bytes: health.memory.used.vramBytes,
+          },
+        }),
   };
   return { status: status === "ok" || status === "degraded" ? 200 : 503, body };
 }

@@ -1,3 +1,4 @@
+import type { PsReport } from "../engine/model-ps.js";
 import type { Logger } from "pino";
 import type { EmitEvent } from "../agent/events.js";
 import type { TurnRequest } from "../agent/turn-request.js";
@@ -56,6 +57,8 @@ export interface ModelAccess {
   engine(name: string): Promise<Engine>;
   /** Engine kind, context length and capabilities; loads nothing. */
   describe(name: string): ModelDescription;
+  /** The scheduler's view: every model's status and memory, and the budget (loads nothing). */
+  ps(): Promise<PsReport>;
 }
 
 export interface HttpDeps {

@@ -69,6 +69,7 @@ const RUNTIME: Record<ErrorCode, [ContentfulStatusCode, string]> = {
   config_missing: [500, "server_error"],
   config_invalid: [500, "server_error"],
   model_plan_error: [500, "server_error"],
+  model_too_large: [507, "server_error"],
   storage_full: [507, "server_error"],
   storage_error: [500, "server_error"],
   internal_error: [500, "server_error"],

@@ -60,6 +60,9 @@ export class PodEventMapper {
         return [{ event: "usage", data: { input_tokens: event.input_tokens, output_tokens: event.output_tokens } }];
       case "loop_abort":
         return [{ event: "error", data: { code: "internal", message: `the turn stopped early: ${event.reason === "max_steps" ? "the step limit (app.max_steps) was reached" : "too many invalid tool calls (app.max_parse_errors)"}`, reason: event.reason } }];
+      // The Pod vocabulary has no load event: the turn simply starts later.
+      case "model_load":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
@@ -140,6 +143,7 @@ export function podErrorFor(error: unknown): { code: PodErrorCode; message: stri
       case "model_missing":
       case "binary_missing":
       case "model_plan_error":
+      case "model_too_large":
         return "provider_error";
       default:
         return "internal";

@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   "binary_missing",
   "model_missing",
   "model_plan_error",
+  "model_too_large",
   "unknown_method",
   "invalid_request",
   "invalid_json",

@@ -111,6 +111,9 @@ export class TurnPrinter {
         answers.endLine();
         ui.line(style.yellow(ABORT_TEXT[event.reason]));
         return;
+      case "model_load":
+        if (event.state === "queued") ui.line(style.yellow(`waiting for memory to load ${event.model}${event.unloading ? ` (unloading ${event.unloading.join(", ")})` : " (the loaded models are busy)"}`));
+        return;
       default: {
         const unhandled: never = event;
         return unhandled;

@@ -18,6 +18,7 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "llm_done":
     case "usage":
     case "loop_abort":
+    case "model_load":
       return { name, fields };
     // The fields added for ACP (call ids, full output, finish reason) are not part of seed 000's events.
     case "tool_start":

@@ -31,6 +31,14 @@ export const agentEventSchemas = [
   z.strictObject({ event: z.literal("usage"), step, input_tokens: count, output_tokens: count, cached_input_tokens: count.optional() }),
   z.strictObject({ event: z.literal("final"), step, response: z.string() }),
   z.strictObject({ event: z.literal("loop_abort"), step, reason: z.enum(["max_steps", "parse_errors"]) }),
+  z.strictObject({
+    event: z.literal("model_load"),
+    step,
+    model: z.string(),
+    state: z.enum(["queued", "loading", "loaded"]),
+    progress: z.number().min(0).max(1).optional(),
+    unloading: z.array(z.string()).optional(),
+  }),
 ] as const;
 
 export const agentEventSchema = z.discriminatedUnion("event", agentEventSchemas);

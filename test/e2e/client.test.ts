@@ -54,6 +54,18 @@ describe("LocalAiClient on the built CLI (embedded engine, generated GGUF)", () 
     await local.close();
   });
 
+  it("ps() answers the budget and every configured model: the chat's model loaded, the other not", async () => {
+    const local = client();
+    await local.chat({ session_id: "ps1", input: "Hello!" }).result;
+    const report = await local.ps();
+    assert.deepEqual(report.models.map((model) => [model.name, model.engine, model.status, model.pinned, model.in_flight]), [["default", "embedded", "loaded", false, 0], ["tiny", "embedded", "unloaded", false, 0]]);
+    const loaded = report.models[0];
+    assert.ok(loaded !== undefined && loaded.memory.measured && loaded.memory.ram_bytes > 0);
+    assert.equal(report.budget.used_ram_bytes, loaded.memory.ram_bytes);
+    assert.ok(report.budget.ram_bytes >= report.budget.used_ram_bytes, JSON.stringify(report.budget));
+    await local.close();
+  });
+
   it("aborting the signal cancels the chat in local-ai: rejects with cancelled, nothing after, the session is free again", async () => {
     const local = client();
     const controller = new AbortController();

@@ -195,7 +195,8 @@ describe("stdio pull, unload, download: auto, idle_unload_s (built CLI)", () => 
     const during = loaded(await proc.request({ id: "d1", method: "doctor" }, PULL_TIMEOUT_MS));
     assert.equal(during.data.models.default?.loaded, true);
     assert.ok((during.data.models.default?.memory_bytes ?? 0) > 0);
-    assert.match(during.finding, /^default \(\d+(\.\d)? [KM]iB\)$/);
+    // The model's memory, then the scheduler's budget and its use (docs/models.md).
+    assert.match(during.finding, /^default \(\d+(\.\d)? [KM]iB\); budget: \d+(\.\d)? [KMG]?i?B of \d+(\.\d)? [KMG]?i?B RAM, \d+(\.\d)? [KMG]?i?B of \d+(\.\d)? [KMG]?i?B VRAM in use$/);
 
     assert.deepEqual(await proc.request({ id: "u1", method: "unload", params: {} }), { id: "u1", type: "result", result: { unloaded: ["default"] } });
     assert.deepEqual(await proc.request({ id: "u2", method: "unload", params: { model: "default" } }), { id: "u2", type: "result", result: { unloaded: [] } });

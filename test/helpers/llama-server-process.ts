@@ -30,6 +30,7 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
     path,
     download: "never",
     idle_unload_s: null,
+    pin: false,
     port,
     ctx_size: 512,
     gpu_layers: 0,

@@ -65,6 +65,7 @@ function makeApp(engines: Record<string, StubEngine>, settings: Partial<HttpDeps
     names: Object.keys(engines),
     engine: async (name) => engines[name] as Engine,
     describe: (name) => describeModel(modelSchema.parse({ engine: engines[name]?.kind ?? "embedded", path: "/m.gguf", base_url: "http://x/v1" })),
+    ps: async () => ({ budget: { ram_bytes: 0, vram_bytes: 0, used_ram_bytes: 0, used_vram_bytes: 0 }, models: [] }),
   };
   const deps: HttpDeps = {
     settings: { host: "127.0.0.1", port: 8080, bearerToken: null, corsOrigins: [], allowedHosts: [], maxBodyBytes: 4096, sessionQueue: false, ...settings },

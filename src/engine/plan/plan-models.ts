@@ -92,6 +92,12 @@ async function addToolSchemas(models: ModelPlanEntry[], config: Config, offers: 
   }
 }
 
+/** One model's entry (the same as its line in planModels): the scheduler's memory estimate. */
+export async function planModel(name: string, config: Config, options: PlanOptions = {}): Promise<ModelPlanEntry> {
+  const report = await planModels(config, { ...options, model: name });
+  return report.models[0] as ModelPlanEntry;
+}
+
 function selectModels(config: Config, only: string | undefined): string[] {
   const names = Object.keys(config.llama.models);
   if (only === undefined) return names;

@@ -49,7 +49,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
     if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
-      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true }, options), ignored);
+      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, options), ignored);
     return { body, agent, model: resolved.id, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
@@ -61,7 +61,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
   const input = lastUserInput(body);
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
-    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides }, options), ignored);
+    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, options), ignored);
   return { body, agent, model: resolved.id, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 

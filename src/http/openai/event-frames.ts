@@ -40,6 +40,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "tool_done":
     case "final":
     case "loop_abort":
+    case "model_load":
       return named;
     default: {
       const unreachable: never = event;

@@ -65,6 +65,8 @@ export const chatRequestSchema = z
     resume: z.boolean().optional(),
     approve_execution: z.boolean().optional(),
     events: z.boolean().optional(),
+    /** Extension (as Ollama): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
+    keep_alive: z.number().int().min(-1).optional(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().gt(0).max(1).nullish(),
     max_tokens: z.number().int().positive().nullish(),

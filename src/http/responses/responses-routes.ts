@@ -46,6 +46,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
             // nothing is saved for a conversation that cannot be continued.
             ...(store === undefined && turn.cacheKey === undefined ? {} : { cacheKey }),
             truncation: request.truncation ?? "disabled",
+            ...(request.keep_alive === undefined ? {} : { keep_alive: request.keep_alive }),
           },
           options,
         ),

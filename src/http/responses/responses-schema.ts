@@ -170,6 +170,8 @@ export const responsesRequestSchema = z
     seed: z.number().int().nullish(),
     reasoning: z.object({ effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(), summary: z.string().nullish() }).loose().nullish(),
     truncation: z.enum(["auto", "disabled"]).nullish(),
+    /** Extension (as Ollama): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
+    keep_alive: z.number().int().min(-1).optional(),
     store: z.boolean().nullish(),
     stream: z.boolean().nullish(),
     previous_response_id: z.string().min(1).nullish(),

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import type { ModelPsEntry } from "../../engine/model-ps.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 
@@ -6,19 +7,50 @@ import type { ModelResolver } from "../resolve-model.js";
  * GET /v1/models and /v1/models/{id}: agents (not GGUF files) are what a client picks, so they
  * are the "models", with the exact names of http.model_aliases after them (globs name no one
  * model, but /v1/models/{id} answers any name the resolver accepts). Each carries its agent's
- * model's facts as extra fields (clients ignore unknown fields): context_length, engine and capabilities.
+ * model's facts as extra fields (clients ignore unknown fields): context_length, engine,
+ * capabilities, and the scheduler's view (status, memory, expires_at, pinned, in_flight).
+ * GET /v1/ps: the loaded models themselves (llama.models names), like `ollama ps`.
  */
 export function registerModelsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, startedAt: number): void {
-  const modelObject = (id: string, agent: string): Record<string, unknown> => {
+  const states = async (): Promise<Map<string, ModelPsEntry>> => new Map(deps.models === undefined ? [] : (await deps.models.ps()).models.map((entry) => [entry.name, entry]));
+  const modelObject = (id: string, agent: string, ps: Map<string, ModelPsEntry>): Record<string, unknown> => {
     const base = { id, object: "model", created: startedAt, owned_by: "local-ai" };
     const modelName = deps.agents[agent];
     if (deps.models === undefined || modelName === undefined) return base;
     const description = deps.models.describe(modelName);
-    return { ...base, context_length: description.contextLength, engine: description.engine, capabilities: description.capabilities };
+    const state = ps.get(modelName);
+    return {
+      ...base,
+      context_length: description.contextLength,
+      engine: description.engine,
+      capabilities: description.capabilities,
+      ...(state === undefined ? {} : { status: state.status, memory: state.memory, expires_at: state.expires_at, pinned: state.pinned, in_flight: state.in_flight }),
+    };
   };
-  app.get("/v1/models", (c) => c.json({ object: "list", data: resolver.listed().map(({ id, agent }) => modelObject(id, agent)) }));
-  app.get("/v1/models/:id{.+}", (c) => {
+  app.get("/v1/models", async (c) => {
+    const ps = await states();
+    return c.json({ object: "list", data: resolver.listed().map(({ id, agent }) => modelObject(id, agent, ps)) });
+  });
+  app.get("/v1/ps", async (c) => {
+    const loaded = [...(await states()).values()].filter((entry) => entry.status === "loaded");
+    return c.json({
+      object: "list",
+      data: loaded.map((entry) => ({
+        id: entry.name,
+        object: "model",
+        owned_by: "local-ai",
+        engine: entry.engine,
+        ...(deps.models === undefined ? {} : { context_length: deps.models.describe(entry.name).contextLength }),
+        status: entry.status,
+        memory: entry.memory,
+        expires_at: entry.expires_at,
+        pinned: entry.pinned,
+        in_flight: entry.in_flight,
+      })),
+    });
+  });
+  app.get("/v1/models/:id{.+}", async (c) => {
     const { id, agent } = resolver.resolve(c.req.param("id"));
-    return c.json(modelObject(id, agent ?? ""));
+    return c.json(modelObject(id, agent ?? "", await states()));
   });
 }

@@ -34,6 +34,7 @@ const CODE_NUMBERS: Record<ErrorCode, number> = {
   context_overflow: -32012,
   storage_full: -32013,
   storage_error: -32014,
+  model_too_large: -32015,
 };
 
 export function jsonRpcCodeOf(code: ErrorCode): number {

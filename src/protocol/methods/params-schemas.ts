@@ -26,6 +26,8 @@ export const chatParams = z
     input: z.union([z.string(), z.array(contentPart)]).optional(),
     resume: z.boolean().default(false),
     approve_execution: z.boolean().default(false),
+    /** Seconds the model stays loaded once idle after this turn: 0 = unload then, -1 = never (docs/models.md). */
+    keep_alive: z.number().int().min(-1).optional(),
   })
   .strict()
   .refine((params) => params.resume || (params.input !== undefined && params.input.length > 0), {
@@ -43,7 +45,7 @@ export const planParams = z
   .strict()
   .refine((input) => !(input.model !== undefined && input.all === true), { message: "give either model or all: true, not both", path: ["all"] });
 
-export const warmUpParams = z.object({ agent: z.string().optional() }).strict();
+export const warmUpParams = z.object({ agent: z.string().optional(), keep_alive: z.number().int().min(-1).optional() }).strict();
 
 export const pullParams = z
   .object({
@@ -55,6 +57,8 @@ export const pullParams = z
   .strict();
 
 export const unloadParams = z.object({ model: z.string().min(1).optional() }).strict();
+
+export const psParams = z.object({}).strict();
 
 export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 

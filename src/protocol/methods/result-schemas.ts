@@ -60,3 +60,20 @@ export const pullEvents = z.discriminatedUnion("event", [
 
 /** `unload {model?}`: the models whose engines were closed. */
 export const unloadResult = z.strictObject({ unloaded: z.array(z.string()) });
+
+const bytes = z.number().int().nonnegative();
+/** `ps`: the memory budget and every configured model, loaded or not (docs/models.md). */
+export const psResult = z.strictObject({
+  budget: z.strictObject({ ram_bytes: bytes, vram_bytes: bytes, used_ram_bytes: bytes, used_vram_bytes: bytes }),
+  models: z.array(
+    z.strictObject({
+      name: z.string(),
+      engine: z.enum(["embedded", "llama-server", "openai"]),
+      status: z.enum(["loaded", "loading", "queued", "unloaded", "failed"]),
+      memory: z.strictObject({ ram_bytes: bytes, vram_bytes: bytes, measured: z.boolean() }),
+      expires_at: z.string().nullable(),
+      pinned: z.boolean(),
+      in_flight: z.number().int().nonnegative(),
+    }),
+  ),
+});

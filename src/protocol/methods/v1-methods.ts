@@ -1,5 +1,6 @@
 import type { DoctorReport } from "../../diagnostics/doctor-report.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
+import type { PsReport } from "../../engine/model-ps.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
 import type { StdioControl } from "../stdio-server.js";
@@ -12,6 +13,7 @@ import { pingMethod } from "./ping.js";
 import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 import { pullMethod, type PullService } from "./pull.js";
+import { psMethod } from "./ps.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 
@@ -29,6 +31,8 @@ export interface V1Services {
   pull: PullService;
   /** `unload`: frees loaded models; resolves with the names that were loaded (needs a valid config). */
   unload(model: string | undefined): Promise<string[]>;
+  /** `ps`: the budget and every configured model's state (needs a valid config). */
+  ps(): Promise<PsReport>;
 }
 
 /**
@@ -48,6 +52,7 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("pull", pullMethod(services.pull));
   table.set("unload", unloadMethod((model) => services.unload(model)));
+  table.set("ps", psMethod(() => services.ps()));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;

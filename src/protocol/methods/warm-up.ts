@@ -19,7 +19,7 @@ export function warmUpMethod(runner: () => SessionRunner | Promise<SessionRunner
         if (progress.phase !== "downloading" || progress.totalBytes === undefined) return;
         const { name, fields } = pullProgressFields({ downloadedBytes: progress.downloadedBytes ?? 0, totalBytes: progress.totalBytes });
         context.emit(name, fields);
-      });
+      }, input.keep_alive);
       return { status: "ok" as const, ms: Date.now() - started };
     },
   });

@@ -1,0 +1,77 @@
+import type { Logger } from "pino";
+import type { Config } from "../config/schema.js";
+import type { HelpProbe } from "../engine/llama-server/help-probe.js";
+import { probeHardware } from "../engine/plan/hardware.js";
+import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
+import { planModel } from "../engine/plan/plan-models.js";
+import type { MemoryNeed } from "../engine/scheduler-types.js";
+import { parseByteSize } from "../shared/byte-size.js";
+
+export interface ModelMemoryDeps {
+  llama: LlamaLoader;
+  logger: Logger;
+  env: Readonly<Record<string, string | undefined>>;
+  helpProbe: HelpProbe;
+  modelInfo?: ModelInfoSource;
+}
+
+export interface ModelMemory {
+  /** llama.memory_budget, `auto` resolved (once) from what is free less llama.memory_margin. */
+  budget: () => Promise<MemoryNeed>;
+  /** plan's estimate for the model as configured (weights, KV cache of all sequences, compute buffers). */
+  estimate: (model: string) => Promise<MemoryNeed>;
+}
+
+/** The scheduler's figures, from plan: what the budget is and what each model needs. */
+export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelMemory {
+  const estimates = new Map<string, Promise<MemoryNeed>>();
+  let budget: Promise<MemoryNeed> | undefined;
+  const hasLocal = Object.values(config.llama.models).some((model) => model.engine !== "openai");
+  return {
+    budget: () => (budget ??= resolveBudget(config, hasLocal ? deps.llama : null)),
+    estimate: (name) => {
+      let pending = estimates.get(name);
+      if (pending === undefined) {
+        pending = estimateModel(config, name, deps);
+        estimates.set(name, pending);
+        // A failure (node-llama-cpp did not start) is asked again next time.
+        pending.catch(() => estimates.delete(name));
+      }
+      return pending;
+    },
+  };
+}
+
+async function resolveBudget(config: Config, llama: LlamaLoader | null): Promise<MemoryNeed> {
+  const { ram, vram } = config.llama.memory_budget;
+  const fixed = (value: number | string): number => parseByteSize(value) ?? 0;
+  if (ram !== "auto" && vram !== "auto") return { ramBytes: fixed(ram), vramBytes: fixed(vram) };
+  const hardware = await probeHardware(llama === null ? null : (await llama()).llama);
+  const margin = config.llama.memory_margin;
+  const ramMargin = margin === "auto" ? hardware.margins.ramBytes : fixed(margin);
+  const vramMargin = margin === "auto" ? hardware.margins.vramBytes : fixed(margin);
+  return {
+    ramBytes: ram === "auto" ? Math.max(0, hardware.ram.freeBytes - ramMargin) : fixed(ram),
+    vramBytes: vram === "auto" ? Math.max(0, hardware.gpu.vram.freeBytes - vramMargin) : fixed(vram),
+  };
+}
+
+async function estimateModel(config: Config, name: string, deps: ModelMemoryDeps): Promise<MemoryNeed> {
+  const model = config.llama.models[name];
+  if (model === undefined || model.engine === "openai") return { ramBytes: 0, vramBytes: 0 };
+  const entry = await planModel(name, config, {
+    llama: deps.llama,
+    logger: deps.logger,
+    env: deps.env,
+    checkBinary: false,
+    helpProbe: deps.helpProbe,
+    ...(deps.modelInfo ? { modelInfo: deps.modelInfo } : {}),
+  });
+  if (entry.plan === undefined) {
+    // The load itself will say what is wrong (model_missing...); counted as nothing until it is measured.
+    deps.logger.warn({ model: name, error: entry.error }, "no memory estimate for the model; the measured figure is used after its load");
+    return { ramBytes: 0, vramBytes: 0 };
+  }
+  return { ramBytes: entry.plan.estimates.ramBytes, vramBytes: entry.plan.estimates.vramBytes };
+}
