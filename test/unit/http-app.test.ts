@@ -89,7 +89,7 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.deepEqual(body.choices, [{ index: 0, message: { role: "assistant", content: "Hello", refusal: null }, logprobs: null, finish_reason: "stop" }]);
     assert.deepEqual(body.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
     assert.deepEqual(body.local_ai, { session_id: "s1", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
-    assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined, overrides: {} });
+    assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined, keep_alive: undefined, overrides: {} });
   });
 
   it("default stream: role chunk, content chunks, final chunk, usage chunk, [DONE]; nothing else", async () => {
