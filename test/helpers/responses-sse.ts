@@ -33,3 +33,14 @@ export function postResponses(base: string, body: unknown, init: { signal?: Abor
     ...(init.signal === undefined ? {} : { signal: init.signal }),
   });
 }
+
+export interface RefusedResponse {
+  status: number;
+  error: { code: string; param: string | null; type: string; message: string };
+}
+
+/** A request that must be refused: its status and OpenAI error body. */
+export async function refusedResponse(base: string, body: unknown, init: { path?: string } = {}): Promise<RefusedResponse> {
+  const reply = await postResponses(base, body, init);
+  return { status: reply.status, error: ((await reply.json()) as { error: RefusedResponse["error"] }).error };
+}

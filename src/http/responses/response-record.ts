@@ -28,7 +28,8 @@ export function responseRecord(parts: RecordParts): StoredResponse {
 
 /** An input item as GET .../input_items lists it: with an id and a status; message text as parts. */
 function listedItem(item: IndexedItem["item"], id: string): Record<string, unknown> & { id: string } {
-  if (item.type !== "message" && item.type !== undefined) return { ...item, id, status: item.type === "reasoning" ? undefined : "completed" };
+  if (item.type === "reasoning") return { ...item, id };
+  if (item.type !== "message" && item.type !== undefined) return { ...item, id, status: "completed" };
   const partType = item.role === "assistant" ? "output_text" : "input_text";
   const content = typeof item.content === "string" ? [{ type: partType, text: item.content, ...(partType === "output_text" ? { annotations: [] } : {}) }] : item.content;
   return { ...item, type: "message", id, content, status: "completed" };

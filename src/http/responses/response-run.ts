@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
-import { toRuntimeError } from "../../shared/runtime-error.js";
+import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
 import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
 import { FrameStream } from "../sse/frame-stream.js";
@@ -30,10 +30,18 @@ export interface RunResponseOptions {
   stream: { keepAliveMs: number; coalesceMs: number; maxPendingBytes: number } | null;
 }
 
-/** An over-long conversation is OpenAI's `context_length_exceeded`, naming the input. */
+/**
+ * A refusal in this dialect's terms: an over-long conversation is OpenAI's
+ * `context_length_exceeded` naming the input; what the engines call `response_format` is `text.format` here.
+ */
 function refusal(error: unknown): unknown {
   const runtime = toRuntimeError(error);
   if (runtime.code === "context_overflow") return new HttpError("context_length_exceeded", runtime.message, "input");
+  const param = runtime.details?.param;
+  if (typeof param === "string" && param.startsWith("response_format")) {
+    const renamed = param.replace(/^response_format(\.json_schema)?/, "text.format");
+    return new RuntimeError(runtime.code, runtime.message.replaceAll(param, renamed), { details: { ...runtime.details, param: renamed }, cause: error });
+  }
   return error;
 }
 
@@ -82,22 +90,21 @@ async function runStream(options: RunResponseOptions, settings: NonNullable<RunR
     if (event.event === "llm_start") markStarted();
   };
   const turn = withCoalescedEmit(sink, { windowMs: settings.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
-  let first: "started" | TurnOutcome;
   try {
-    first = await Promise.race([started, turn]);
+    // Either the first model step began, or the turn ended without one: the stream answers both.
+    await Promise.race([started, turn]);
   } catch (error) {
     options.release();
     frames.cancel("turn failed before it started");
     throw refusal(error);
   }
-  void first;
   turn
     .then(
       async (result) => {
         await complete(builder, result, options);
       },
       (error: unknown) => {
-        const mapped = toOpenAiError(error);
+        const mapped = toOpenAiError(refusal(error));
         if (mapped.body.error.code === "cancelled") return;
         if (mapped.status >= 500) logger.error({ err: error }, "turn failed mid-stream");
         builder.fail(mapped.body.error.message);

@@ -1,7 +1,8 @@
-import { mkdir, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { ChatMessage } from "../../engine/chat-types.js";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
 import type { ResponseStoreSettings } from "../http-deps.js";
 import { fsyncCreatedDirs, fsyncDir, isNotFound, writeFileAtomic } from "../../store/atomic-file.js";
 import { storing } from "../../store/storage-error.js";
@@ -99,7 +100,8 @@ export class ResponseStore {
   }
 
   private async ensureFolder(): Promise<void> {
-    const first = await storing(this.limits.dir, () => mkdir(this.limits.dir, { recursive: true, mode: 0o700 }));
+    // data_dir and this folder private (0700), as everything the runtime keeps there.
+    const first = await storing(this.limits.dir, () => ensurePrivateDir(this.limits.dir, path.dirname(this.limits.dir)));
     if (first !== undefined) await fsyncCreatedDirs(this.limits.dir, first);
   }
 

@@ -41,7 +41,9 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
             messages: turn.messages,
             ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }),
             overrides: turn.overrides,
-            // Without a store or a key there is no later request to keep the cache warm for.
+            // A stored response may be continued: its conversation keeps a key from the first turn
+            // (llama-server's slot, the embedded KV state). Neither stored nor keyed: no key, so
+            // nothing is saved for a conversation that cannot be continued.
             ...(store === undefined && turn.cacheKey === undefined ? {} : { cacheKey }),
             truncation: request.truncation ?? "disabled",
           },
