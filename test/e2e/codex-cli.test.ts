@@ -143,4 +143,27 @@ describe(`Codex CLI ${pinnedCodexVersion() ?? "?"} (codex exec) against serve-ht
     assert.equal(report.codex.lastMessage, "The command printed hi.");
     assert.equal(report.codex.stdout, "The command printed hi.\n");
   });
+
+  it("Codex unmodified (no model in its config): its default model name reaches an agent through a glob, its additional_tools item is read", async () => {
+    const report = await runCodexScenario({
+      codexBinary: codexBinary ?? "",
+      serverYaml: configYaml({
+        llama: { models: { default: { ...openaiModel(UPSTREAM_URL_PLACEHOLDER, "test-model"), ctx_size: 131072 } } },
+        agents: { [AGENT]: { temperature: 0 } },
+        http: { model_aliases: { "gpt-*": AGENT } },
+      }),
+      bearerToken: TOKEN,
+      prompt: "say hi",
+      upstreamSteps: [{ text: ["Hi from ", "the default model."] }],
+    });
+    assertCodexSucceeded(report);
+    assert.equal(report.exchanges.length, 1);
+    const request = requestOf(report.exchanges[0] as Exchange);
+    assert.match(request.model, /^gpt-/, "Codex sent its own default model name");
+    assert.ok(request.input.some((item) => item["type"] === "additional_tools"), "its tools came as an additional_tools input item");
+    const offered = ((report.upstreamChats[0] as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((tool) => tool.function.name);
+    assert.ok(offered.length > 0, "the functions of that item were offered upstream");
+    assert.equal(eventsOf(report.exchanges[0] as Exchange).at(-1)?.type, "response.completed");
+    assert.equal(report.codex.stdout, "Hi from the default model.\n");
+  });
 });

@@ -168,6 +168,30 @@ describe("function tools over the openai engine (scripted upstream)", () => {
     assert.equal(completed.response.prompt_cache_key, "0199-codex-session");
   });
 
+  it("tools sent as an additional_tools input item (Codex with its default model) are offered; custom tools are skipped with a warning", async () => {
+    upstream.push({ call: { id: "call_9", name: "exec_command", arguments: { cmd: "ls" } } });
+    const before = upstream.chats().length;
+    const withCustom = { ...namespace, tools: [...namespace.tools, { type: "custom", name: "exec", format: { type: "grammar" } }] };
+    const body = {
+      model: "remote",
+      input: [
+        { type: "additional_tools", role: "developer", tools: [execCommand, withCustom] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "list the files" }] },
+      ],
+      tool_choice: "auto",
+      store: false,
+    };
+    const response = await fetch(`${server.base}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    assert.equal(response.status, 200);
+    const json = (await response.json()) as { output: Array<{ type: string; name?: string }>; local_ai: { warnings: string[] } };
+    assert.deepEqual(json.output.map((item) => [item.type, item.name]), [["function_call", "exec_command"]]);
+    assert.deepEqual(json.local_ai.warnings, ['input[0].tools[1].tools[1]: tool type "custom" is not supported by this server; skipped']);
+    const offered = (upstream.chats()[before]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    assert.deepEqual(offered, ["exec_command", "spawn_agent"]);
+    // The item carries tools, not conversation: the upstream sees the user message only.
+    assert.deepEqual(upstreamMessages(before).slice(1).map((m) => [m.role, m.content]), [["user", "list the files"]]);
+  });
+
   it("tool_choice naming a function that is not offered is a 400 naming tool_choice", async () => {
     const reply = await refused({ model: "remote", input: "x", tools: [execCommand], tool_choice: { type: "function", name: "nope" } });
     assert.deepEqual([reply.status, reply.error.param], [400, "tool_choice"]);

@@ -61,7 +61,8 @@ const partsText = (parts: ReadonlyArray<{ type: string; text?: string; refusal?:
 /**
  * Items in engine terms. Assistant messages and the function calls after them become one
  * assistant message with tool_calls (as chat completions carries them); a function_call_output
- * becomes a tool message and must answer a call made before it. `reasoning` items are dropped:
+ * becomes a tool message and must answer a call made before it. `additional_tools` items carry
+ * tools, not conversation (responses-tools.ts offers them). `reasoning` items are dropped:
  * the engines take no reasoning in earlier turns (documented; never an error).
  */
 export function toMessages(items: readonly IndexedItem[], options: MappingOptions): MappedInput {
@@ -94,6 +95,7 @@ export function toMessages(items: readonly IndexedItem[], options: MappingOption
         break;
       }
       case "reasoning":
+      case "additional_tools": // offered with `tools` (responses-tools.ts), not a message
         break;
       default: {
         const message = item;

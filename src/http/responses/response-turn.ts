@@ -6,7 +6,7 @@ import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
 import { responseKeyOf } from "./response-object.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
 import { unreadFieldWarnings, type ResponsesRequest } from "./responses-schema.js";
-import { toClientToolSet, toToolChoice } from "./responses-tools.js";
+import { toClientToolSet, toolEntries, toToolChoice } from "./responses-tools.js";
 
 /** Everything a Responses request asks of one turn, resolved before the turn starts. */
 export interface ResponseTurn {
@@ -43,11 +43,11 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
       throw new HttpError("not_found", `previous_response_id: no stored response with id ${JSON.stringify(request.previous_response_id.slice(0, 80))} (it was never stored, was deleted, or expired)`, "previous_response_id");
     }
   }
-  const tools = toClientToolSet(request);
+  const inputItems = await parseInput(request.input, (id) => findItem(options.store, id));
+  const tools = toClientToolSet(toolEntries(request, inputItems));
   warnings.push(...tools.warnings);
   const choice = toToolChoice(request, tools);
   warnings.push(...choice.warnings);
-  const inputItems = await parseInput(request.input, (id) => findItem(options.store, id));
   const offeredName = (name: string, namespace: string | null | undefined): string => {
     if (namespace == null) return name;
     return [...tools.namespaced].find(([, target]) => target.namespace === namespace && target.name === name)?.[0] ?? name;

@@ -63,16 +63,22 @@ const reasoningItem = z
   })
   .loose();
 
+// Codex sends its tools as this input item (instead of `tools`) for the models in its own catalog.
+const additionalToolsItem = z
+  .object({ type: z.literal("additional_tools"), id: z.string().nullish(), role: z.string().nullish(), tools: z.array(z.object({ type: z.string() }).loose()) })
+  .loose();
+
 const itemReference = z.object({ type: z.literal("item_reference").nullish(), id: z.string().min(1) }).loose();
 
 export type MessageItem = z.output<typeof messageItem>;
 export type FunctionCallItem = z.output<typeof functionCallItem>;
 export type FunctionCallOutputItem = z.output<typeof functionCallOutputItem>;
 export type ReasoningInputItem = z.output<typeof reasoningItem>;
+export type AdditionalToolsItem = z.output<typeof additionalToolsItem>;
 export type ItemReference = z.output<typeof itemReference>;
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningInputItem | ItemReference;
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningInputItem | AdditionalToolsItem | ItemReference;
 
-export const INPUT_ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "item_reference"] as const;
+export const INPUT_ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "additional_tools", "item_reference"] as const;
 
 /**
  * One item of `input`, or a 400 naming where it is wrong (`input[3].type`, `input[1].content[0].text`).
@@ -90,6 +96,7 @@ export function parseInputItem(raw: unknown, index: number): InputItem {
     : type === "function_call" ? functionCallItem
     : type === "function_call_output" ? functionCallOutputItem
     : type === "reasoning" ? reasoningItem
+    : type === "additional_tools" ? additionalToolsItem
     : type === "item_reference" || type === undefined || type === null ? itemReference
     : null;
   if (schema === null) {

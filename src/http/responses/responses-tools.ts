@@ -1,5 +1,6 @@
 import type { ToolChoice, ToolSpec } from "../../engine/chat-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import type { IndexedItem } from "./input-mapping.js";
 import { functionToolSchema, namespaceToolSchema, type FunctionTool, type ResponsesRequest } from "./responses-schema.js";
 
 /** The client's tools as the model is offered them, and how a call's name maps back. */
@@ -28,20 +29,35 @@ function parseFunction(raw: unknown, param: string): FunctionTool {
   return refuse(`${param}${(issue?.path ?? []).map((key) => `.${String(key)}`).join("")}`, issue?.message ?? "invalid function tool");
 }
 
+/** A tool as the request gave it, and where (`tools[2]`, `input[0].tools[1]`) for warnings and refusals. */
+export interface ToolEntry {
+  raw: { type: string } & Record<string, unknown>;
+  param: string;
+}
+
+/** The request's `tools`, then those of its `additional_tools` input items, where Codex puts them for its own models. */
+export function toolEntries(request: ResponsesRequest, items: readonly IndexedItem[]): ToolEntry[] {
+  const entries: ToolEntry[] = (request.tools ?? []).map((raw, index) => ({ raw, param: `tools[${index}]` }));
+  for (const { index, item } of items) {
+    if (item.type !== "additional_tools") continue;
+    for (const [inner, raw] of item.tools.entries()) entries.push({ raw, param: `input[${index}].tools[${inner}]` });
+  }
+  return entries;
+}
+
 /**
  * `function` tools are client tools, as `tools` in chat completions. A `namespace` tool offers
  * its functions; a function is offered under its own name, or `<namespace>__<name>` where that
  * name is taken, and a call of it comes back with `namespace` set. Every other tool type (hosted
  * tools, mcp, custom, local_shell...) is skipped and named in the warnings, never refused.
  */
-export function toClientToolSet(request: ResponsesRequest): ClientToolSet {
+export function toClientToolSet(entries: readonly ToolEntry[]): ClientToolSet {
   const specs: ToolSpec[] = [];
   const namespaced = new Map<string, { namespace: string; name: string }>();
   const warnings: string[] = [];
   const taken = new Set<string>();
   const pendingNamespaced: Array<{ tool: FunctionTool; namespace: string }> = [];
-  for (const [index, raw] of (request.tools ?? []).entries()) {
-    const param = `tools[${index}]`;
+  for (const { raw, param } of entries) {
     if (raw.type === "function") {
       const tool = parseFunction(raw, param);
       if (taken.has(tool.name)) refuse(`${param}.name`, `the function name "${tool.name}" is given twice`);
