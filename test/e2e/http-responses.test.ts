@@ -224,7 +224,7 @@ describe("structured output and token counts (embedded engine)", () => {
     assert.equal(response.text?.format?.type, "json_schema");
   });
 
-  it("input_tokens: counted with the model's tokenizer; more input and tools count more", async () => {
+  it("input_tokens: the prompt the request would evaluate, with the model's tokenizer and chat template; more input and tools count more", async () => {
     const count = async (body: Json): Promise<number> => {
       const reply = await postResponses(server.base, body, { path: "/input_tokens" });
       assert.equal(reply.status, 200);
@@ -237,6 +237,9 @@ describe("structured output and token counts (embedded engine)", () => {
     const withTools = await count({ model: "assistant", input: "Hello!", tools: [{ type: "function", name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" } } } }] });
     assert.ok(short > 0 && longer > short && withTools > short, `${short} ${longer} ${withTools}`);
     assert.equal(await count({ model: "assistant", input: "Hello!" }), short);
+    // Exact: the prompt the same request evaluates (system prompt and chat template included).
+    const ran = await client().responses.create({ model: "assistant", input: "Hello!", store: false, max_output_tokens: 4 });
+    assert.equal(short, ran.usage?.input_tokens);
   });
 });
 

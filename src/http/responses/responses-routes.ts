@@ -6,7 +6,6 @@ import { HttpError } from "../http-error.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
 import { startRequestWork } from "../request-work.js";
-import { countInputTokens } from "./input-tokens.js";
 import { newIdentity } from "./response-object.js";
 import type { ResponseStore } from "./response-store.js";
 import { runResponse } from "./response-run.js";
@@ -68,13 +67,18 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses/input_tokens", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest({ ...(raw as object), stream: false, store: false });
-    const { modelName } = resolveAgent(resolver, request.model);
-    if (deps.models === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
+    const { agent, modelName } = resolveAgent(resolver, request.model);
+    const runner = deps.runner();
+    if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision });
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
-      const engine = await deps.models.engine(modelName);
-      const inputTokens = await countInputTokens(engine, turn.messages, turn.clientTools ?? [], abort.controller.signal);
+      // The prompt the turn's first step would evaluate: the agent's system prompt, the
+      // conversation and the tools, rendered by the model's chat template (as count_tokens).
+      const inputTokens = await runner.countPromptTokens(
+        { agent, messages: turn.messages, ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }), overrides: turn.overrides },
+        abort.controller.signal,
+      );
       return c.json({ object: "response.input_tokens", input_tokens: inputTokens });
     } finally {
       abort.dispose();
