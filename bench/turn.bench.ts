@@ -13,7 +13,7 @@ import { createStore } from "../src/store/create-store.js";
 import type { Checkpoint } from "../src/store/store-types.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
 import { ratio, reportRatios } from "./bench-results.js";
-import { directTurn, generateRequest, mainThreadCpuNs, type TurnSample as EngineTurnSample } from "./http-turns.js";
+import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSample as EngineTurnSample } from "./http-turns.js";
 
 /**
  * bench:turn — one chat turn through `local-ai serve-stdio` (the built CLI as a child process,
@@ -157,15 +157,8 @@ class Cli {
     const ownCpuMs = (mainThreadCpuNs(process.pid) - ownCpu) / 1e6;
     if (failure) throw new Error(`chat ${id} failed: ${JSON.stringify(failure)}`);
     return {
-      input_tokens: inputTokens,
-      engine_js_cpu_per_token_ms: cliCpuMs / outputTokens,
+      ...turnSample({ cpuMs: cliCpuMs, sent, first, last, done, outputTokens, inputTokens, chunks }),
       reader_cpu_per_token_ms: ownCpuMs / outputTokens,
-      ttft_ms: first - sent,
-      stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-      e2e_tps: (outputTokens * 1000) / (done - sent),
-      output_tokens: outputTokens,
-      chunks,
-      total_ms: done - sent,
       layers: seen,
     };
   }
