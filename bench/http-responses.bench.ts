@@ -8,7 +8,7 @@ import { BENCH_SHAPES, ensureFixture, type BenchShapeName } from "../test/fixtur
 import { parseSse, startHttpServer } from "../test/helpers/http-server.js";
 import { median, ratio, reportRatios } from "./bench-results.js";
 import { codexConversation, developerPrompt, type ConversationTurn } from "./codex-conversation.js";
-import { directTurn, generateRequest, mainThreadCpuNs, send, type TurnSample } from "./http-turns.js";
+import { directTurn, generateRequest, mainThreadCpuNs, send, turnSample, type TurnSample } from "./http-turns.js";
 
 /**
  * bench:http, the Responses API part — `local-ai serve-http` (the built CLI, embedded engine):
@@ -80,16 +80,7 @@ async function responsesTurn(port: number, serverPid: number, input: string): Pr
   const cpuMs = (mainThreadCpuNs(serverPid) - cpu) / 1e6;
   const usage = (end as ResponsesEvent | null)?.response?.usage;
   if (result.status !== 200 || usage === undefined) throw new Error(`stream failed: HTTP ${result.status} ${result.body.slice(-500)}`);
-  return {
-    engine_js_cpu_per_token_ms: cpuMs / usage.output_tokens,
-    ttft_ms: first - sent,
-    stream_tps: ((usage.output_tokens - 1) * 1000) / (last - first),
-    e2e_tps: (usage.output_tokens * 1000) / (done - sent),
-    output_tokens: usage.output_tokens,
-    input_tokens: usage.input_tokens,
-    chunks,
-    total_ms: done - sent,
-  };
+  return turnSample({ cpuMs, sent, first, last, done, outputTokens: usage.output_tokens, inputTokens: usage.input_tokens, chunks });
 }
 
 const benchModel = (name: BenchShapeName): Promise<string> => ensureFixture("bench", { shape: { ...BENCH_SHAPES[name], contextLength: CTX_SIZE } });

@@ -17,6 +17,20 @@ export interface TurnSample {
   total_ms: number;
 }
 
+/** One streamed turn's figures from its times (performance.now() ms: request sent, first and last text, end) and usage. */
+export function turnSample(t: { cpuMs: number; sent: number; first: number; last: number; done: number; outputTokens: number; inputTokens: number; chunks: number }): TurnSample {
+  return {
+    engine_js_cpu_per_token_ms: t.cpuMs / t.outputTokens,
+    ttft_ms: t.first - t.sent,
+    stream_tps: ((t.outputTokens - 1) * 1000) / (t.last - t.first),
+    e2e_tps: (t.outputTokens * 1000) / (t.done - t.sent),
+    output_tokens: t.outputTokens,
+    input_tokens: t.inputTokens,
+    chunks: t.chunks,
+    total_ms: t.done - t.sent,
+  };
+}
+
 /** Nanoseconds a process's main thread has been on a CPU (Linux schedstat), NaN elsewhere. */
 export function mainThreadCpuNs(pid: number): number {
   try {
@@ -84,14 +98,5 @@ export async function directTurn(engine: EmbeddedEngine, request: GenerateReques
   }
   const done = performance.now();
   const cpuMs = (mainThreadCpuNs(process.pid) - cpu) / 1e6;
-  return {
-    engine_js_cpu_per_token_ms: cpuMs / outputTokens,
-    ttft_ms: first - sent,
-    stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-    e2e_tps: (outputTokens * 1000) / (done - sent),
-    output_tokens: outputTokens,
-    input_tokens: inputTokens,
-    chunks,
-    total_ms: done - sent,
-  };
+  return turnSample({ cpuMs, sent, first, last, done, outputTokens, inputTokens, chunks });
 }

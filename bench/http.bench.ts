@@ -7,7 +7,7 @@ import { createLogger } from "../src/logging/create-logger.js";
 import { DEMO_SENTENCE, ensureFixture } from "../test/fixtures/gguf/index.js";
 import { parseSse, startHttpServer, type ChunkLike } from "../test/helpers/http-server.js";
 import { ratio, reportRatios } from "./bench-results.js";
-import { directTurn as directEngineTurn, generateRequest as engineRequest, mainThreadCpuNs, send as sendWith, type HttpResult, type TurnSample } from "./http-turns.js";
+import { directTurn as directEngineTurn, generateRequest as engineRequest, mainThreadCpuNs, send as sendWith, turnSample, type HttpResult, type TurnSample } from "./http-turns.js";
 
 /**
  * bench:http — `local-ai serve-http` (the built CLI as a child process, embedded engine) against
@@ -85,16 +85,7 @@ async function sseTurn(port: number, serverPid: number, user: string, input: str
   const cpuMs = (mainThreadCpuNs(serverPid) - cpu) / 1e6;
   if (result.status !== 200 || done === 0) throw new Error(`stream failed: HTTP ${result.status} ${result.body.slice(0, 500)}`);
   const outputTokens = Number((usage as ChunkLike["usage"])?.completion_tokens);
-  return {
-    engine_js_cpu_per_token_ms: cpuMs / outputTokens,
-    ttft_ms: first - sent,
-    stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-    e2e_tps: (outputTokens * 1000) / (done - sent),
-    output_tokens: outputTokens,
-    input_tokens: Number((usage as ChunkLike["usage"])?.prompt_tokens),
-    chunks,
-    total_ms: done - sent,
-  };
+  return turnSample({ cpuMs, sent, first, last, done, outputTokens, inputTokens: Number((usage as ChunkLike["usage"])?.prompt_tokens), chunks });
 }
 
 /** `workers` loops calling `once(worker, i)` until `ms` have passed; returns completions per second. */

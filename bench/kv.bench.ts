@@ -1,10 +1,8 @@
-import { spawn } from "node:child_process";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { measureKvFloor } from "./kv-floor.js";
+import { startStdioCli, type StdioCli } from "./stdio-cli.js";
 import { median, ratio, reportRatios, type BenchRatio } from "./bench-results.js";
 import { findLlamaServerBinary } from "../test/helpers/llama-server-binary.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
@@ -27,7 +25,6 @@ import { freePort } from "../test/helpers/free-port.js";
  * BENCH_KV_RESTART_ROUNDS (3), BENCH_KV_SCENARIOS ("floor,turns,restart"), BENCH_KV_ENGINES ("embedded,llama-server").
  */
 
-const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const turns = Number(process.env.BENCH_KV_TURNS ?? "8");
 const words = Number(process.env.BENCH_KV_WORDS ?? "100");
 const modelKind = process.env.BENCH_KV_MODEL ?? "small";
@@ -60,49 +57,13 @@ interface TurnFigure {
   cached: number;
 }
 
-type Line = Record<string, unknown>;
-
-interface Cli {
-  request(message: Line): Promise<{ lines: Array<{ line: Line; at: number }>; sentAt: number }>;
-  stop(): Promise<void>;
-}
+type Cli = StdioCli;
 
 /** The built CLI's serve-stdio in `dir` (config.yaml there), warmed up (model loaded) before it is returned. */
 async function startCli(dir: string): Promise<Cli> {
-  const child = spawn(process.execPath, [CLI, "serve-stdio", "--config", "config.yaml"], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdout.setEncoding("utf8");
-  let partial = "";
-  const listeners = new Set<(line: Line, at: number) => void>();
-  child.stdout.on("data", (chunk: string) => {
-    const at = performance.now();
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop() ?? "";
-    for (const text of parts) for (const listener of [...listeners]) listener(JSON.parse(text) as Line, at);
-  });
-  const exited = new Promise((resolve) => child.on("exit", resolve));
-  const request: Cli["request"] = (message) =>
-    new Promise((resolve) => {
-      const lines: Array<{ line: Line; at: number }> = [];
-      const listener = (line: Line, at: number): void => {
-        if (line.id !== message.id) return;
-        lines.push({ line, at });
-        if (line.type === "result" || line.type === "error") {
-          listeners.delete(listener);
-          resolve({ lines, sentAt });
-        }
-      };
-      listeners.add(listener);
-      const sentAt = performance.now();
-      child.stdin.write(`${JSON.stringify(message)}\n`);
-    });
-  await request({ id: "warm", method: "warm_up", params: {} });
-  return {
-    request,
-    stop: async () => {
-      child.stdin.write(`${JSON.stringify({ id: "bye", method: "shutdown" })}\n`);
-      await exited;
-    },
-  };
+  const cli = startStdioCli(dir);
+  await cli.request({ id: "warm", method: "warm_up", params: {} });
+  return cli;
 }
 
 let nextId = 0;

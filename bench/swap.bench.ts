@@ -1,10 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { median, ratio, reportRatios } from "./bench-results.js";
+import { startStdioCli, type Line } from "./stdio-cli.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
 
 /**
@@ -21,7 +19,6 @@ import { ensureFixture } from "../test/fixtures/gguf/index.js";
  * Env: BENCH_ROUNDS (3), BENCH_SWAP_WORDS (words per history turn, 150). See docs/benchmarks.md.
  */
 
-const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3");
 const words = Number(process.env.BENCH_SWAP_WORDS ?? "150");
 const out = (line = ""): void => void process.stdout.write(`${line}\n`);
@@ -37,8 +34,6 @@ function filler(seed: number, count: number): string {
   return picked.join(" ");
 }
 
-type Line = Record<string, unknown>;
-
 interface Cli {
   /** Milliseconds from sending to the first llm_chunk (chat) or to the result; throws on an error line. */
   call(method: string, params: Line): Promise<{ firstMs: number; lines: Line[] }>;
@@ -46,42 +41,17 @@ interface Cli {
 }
 
 function startCli(dir: string): Cli {
-  const child = spawn(process.execPath, [CLI, "serve-stdio", "--config", "config.yaml"], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdout.setEncoding("utf8");
-  let partial = "";
-  const listeners = new Set<(line: Line, at: number) => void>();
-  child.stdout.on("data", (chunk: string) => {
-    const at = performance.now();
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop() ?? "";
-    for (const text of parts) for (const listener of [...listeners]) listener(JSON.parse(text) as Line, at);
-  });
-  const exited = new Promise((resolve) => child.on("exit", resolve));
+  const cli = startStdioCli(dir);
   let nextId = 0;
   return {
-    call: (method, params) =>
-      new Promise((resolve, reject) => {
-        const id = ++nextId;
-        const lines: Line[] = [];
-        let first: number | null = null;
-        const listener = (line: Line, at: number): void => {
-          if (line.id !== id) return;
-          lines.push(line);
-          if (first === null && line.event === "llm_chunk") first = at - sentAt;
-          if (line.type === "error") reject(new Error(JSON.stringify(line)));
-          if (line.type === "result" || line.type === "error") {
-            listeners.delete(listener);
-            resolve({ firstMs: first ?? performance.now() - sentAt, lines });
-          }
-        };
-        listeners.add(listener);
-        const sentAt = performance.now();
-        child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
-      }),
-    stop: async () => {
-      child.stdin.write(`${JSON.stringify({ id: "bye", method: "shutdown" })}\n`);
-      await exited;
+    call: async (method, params) => {
+      const { lines, sentAt } = await cli.request({ id: ++nextId, method, params });
+      const end = lines.at(-1);
+      if (end?.line.type === "error") throw new Error(JSON.stringify(end.line));
+      const first = lines.find(({ line }) => line.event === "llm_chunk");
+      return { firstMs: (first ?? end)!.at - sentAt, lines: lines.map(({ line }) => line) };
     },
+    stop: () => cli.stop(),
   };
 }
 

@@ -1,12 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { modelSchema } from "../src/config/schema.js";
-import type { ChatMessage, GenerateRequest } from "../src/engine/chat-types.js";
+import type { GenerateRequest } from "../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
@@ -14,6 +13,7 @@ import { createStore } from "../src/store/create-store.js";
 import type { Checkpoint } from "../src/store/store-types.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
 import { ratio, reportRatios } from "./bench-results.js";
+import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSample as EngineTurnSample } from "./http-turns.js";
 
 /**
  * bench:turn — one chat turn through `local-ai serve-stdio` (the built CLI as a child process,
@@ -47,19 +47,8 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-interface TurnSample {
-  /** request written / generate() called -> first text chunk (ms). */
-  ttft_ms: number;
-  /** (output_tokens - 1) / (last chunk - first chunk). */
-  stream_tps: number;
-  /** output_tokens / (request -> result). */
-  e2e_tps: number;
-  output_tokens: number;
-  input_tokens: number;
-  chunks: number;
-  total_ms: number;
-  /** On-CPU ms of the main thread that ran the engine's JS (the CLI's; this process's for direct), per output token. */
-  engine_js_cpu_per_token_ms: number;
+/** serve-stdio adds what only the CLI side can measure. */
+interface TurnSample extends EngineTurnSample {
   /** CLI only: on-CPU ms of this process's main thread (reading and parsing the lines), per output token. */
   reader_cpu_per_token_ms?: number;
   /** CLI only: event arrival times after the chat line was written. */
@@ -73,15 +62,6 @@ interface CancelSample {
   chunks_after: number;
   /** CLI only: cancel line written -> the cancel request's own result read. */
   cancel_result_ms?: number;
-}
-
-/** Nanoseconds a process's main thread has been on a CPU (Linux schedstat), NaN elsewhere. */
-function mainThreadCpuNs(pid: number): number {
-  try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
-  } catch {
-    return Number.NaN;
-  }
 }
 
 // ------------------------------------------------------------------------------------- CLI side
@@ -177,15 +157,8 @@ class Cli {
     const ownCpuMs = (mainThreadCpuNs(process.pid) - ownCpu) / 1e6;
     if (failure) throw new Error(`chat ${id} failed: ${JSON.stringify(failure)}`);
     return {
-      input_tokens: inputTokens,
-      engine_js_cpu_per_token_ms: cliCpuMs / outputTokens,
+      ...turnSample({ cpuMs: cliCpuMs, sent, first, last, done, outputTokens, inputTokens, chunks }),
       reader_cpu_per_token_ms: ownCpuMs / outputTokens,
-      ttft_ms: first - sent,
-      stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-      e2e_tps: (outputTokens * 1000) / (done - sent),
-      output_tokens: outputTokens,
-      chunks,
-      total_ms: done - sent,
       layers: seen,
     };
   }
@@ -243,45 +216,10 @@ class Cli {
 // ----------------------------------------------------------------------------------- direct side
 
 function request(input: string, signal?: AbortSignal): GenerateRequest {
-  const messages: ChatMessage[] = [
-    { role: "system", content: SYSTEM_PROMPT },
-    { role: "user", content: input },
-  ];
-  return { messages, temperature: 0, maxTokens, seed: null, ...(signal ? { signal } : {}) };
+  return { ...generateRequest(SYSTEM_PROMPT, input, maxTokens), ...(signal ? { signal } : {}) };
 }
 
-async function direct(engine: EmbeddedEngine, input: string): Promise<TurnSample> {
-  let first = 0;
-  let last = 0;
-  let chunks = 0;
-  let outputTokens = Number.NaN;
-  let inputTokens = Number.NaN;
-  const cpu = mainThreadCpuNs(process.pid);
-  const sent = performance.now();
-  for await (const chunk of engine.generate(request(input))) {
-    if (chunk.type === "text") {
-      const at = performance.now();
-      if (chunks === 0) first = at;
-      last = at;
-      chunks++;
-    } else if (chunk.type === "usage") {
-      outputTokens = chunk.outputTokens;
-      inputTokens = chunk.inputTokens;
-    }
-  }
-  const done = performance.now();
-  const cpuMs = (mainThreadCpuNs(process.pid) - cpu) / 1e6;
-  return {
-    input_tokens: inputTokens,
-    engine_js_cpu_per_token_ms: cpuMs / outputTokens,
-    ttft_ms: first - sent,
-    stream_tps: ((outputTokens - 1) * 1000) / (last - first),
-    e2e_tps: (outputTokens * 1000) / (done - sent),
-    output_tokens: outputTokens,
-    chunks,
-    total_ms: done - sent,
-  };
-}
+const direct = (engine: EmbeddedEngine, input: string): Promise<TurnSample> => directTurn(engine, request(input));
 
 async function directCancel(engine: EmbeddedEngine, input: string): Promise<CancelSample> {
   const controller = new AbortController();

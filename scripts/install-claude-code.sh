@@ -17,7 +17,8 @@
 #
 # Idempotent: if the cached binary passes the check, its path is printed and the script exits 0
 # at once. Otherwise the package is installed with `npm install --prefix <staging dir>` (never
-# into the repo's node_modules) and moved into the cache atomically.
+# into the repo's node_modules) and moved into the cache atomically (scripts/lib/cached-npm-binary.sh,
+# shared with install-codex.sh).
 #
 # stdout: exactly one line, the absolute path of the binary. Everything else goes to stderr.
 #
@@ -26,12 +27,11 @@
 #   LOCAL_AI_CLAUDE_CODE_FORCE_REINSTALL=1  ignore an existing cached install
 set -euo pipefail
 
-log() { printf '[install-claude-code] %s\n' "$*" >&2; }
-die() { printf '[install-claude-code] ERROR: %s\n' "$*" >&2; exit 1; }
-
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VERSION="$(tr -d '[:space:]' < "${SCRIPT_DIR}/claude-code.version")"
-[[ "${VERSION}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "unexpected version '${VERSION}' in scripts/claude-code.version"
+LOG_TAG="install-claude-code"
+# shellcheck source=lib/cached-npm-binary.sh
+source "${SCRIPT_DIR}/lib/cached-npm-binary.sh"
+read_pinned_version "${SCRIPT_DIR}/claude-code.version"
 
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64)  PLATFORM_PKG="claude-code-linux-x64" ;;
@@ -42,12 +42,6 @@ case "$(uname -s)-$(uname -m)" in
 esac
 # musl systems (Alpine) take the -musl build.
 if [[ "$(uname -s)" == "Linux" ]] && ldd --version 2>&1 | grep -qi musl; then PLATFORM_PKG="${PLATFORM_PKG}-musl"; fi
-
-CACHE_ROOT="${LOCAL_AI_CACHE_DIR:-${HOME}/.cache/local-ai}"
-PARENT_DIR="${CACHE_ROOT}/claude-code"
-DEST_DIR="${PARENT_DIR}/${VERSION}"
-BIN_REL="node_modules/@anthropic-ai/${PLATFORM_PKG}/claude"
-DEST_BIN="${DEST_DIR}/${BIN_REL}"
 
 netns_available() {
   command -v unshare >/dev/null 2>&1 && unshare --net -- true >/dev/null 2>&1
@@ -65,48 +59,8 @@ cached_ok() { # <binary>
   fi
 }
 
-if [[ "${LOCAL_AI_CLAUDE_CODE_FORCE_REINSTALL:-0}" != "1" ]] && cached_ok "${DEST_BIN}"; then
-  log "using cached Claude Code ${VERSION}"
-  printf '%s\n' "${DEST_BIN}"
-  exit 0
-fi
-
-command -v npm >/dev/null 2>&1 || die "npm is required"
-mkdir -p "${PARENT_DIR}"
-
-# Serialize concurrent installs of the same version.
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"${PARENT_DIR}/.${VERSION}.lock"
-  flock 9
-  if [[ "${LOCAL_AI_CLAUDE_CODE_FORCE_REINSTALL:-0}" != "1" ]] && cached_ok "${DEST_BIN}"; then
-    log "Claude Code ${VERSION} was installed by a concurrent run"
-    printf '%s\n' "${DEST_BIN}"
-    exit 0
-  fi
-fi
-
-STAGE_DIR="$(mktemp -d "${PARENT_DIR}/.stage-${VERSION}.XXXXXX")" # same filesystem -> atomic mv
-trap 'rm -rf "${STAGE_DIR}"' EXIT
-
-log "installing @anthropic-ai/claude-code@${VERSION} into ${DEST_DIR}"
-# cd away from the repo so npm cannot pick up the repo's package.json or .npmrc. No install
-# scripts: the platform package already holds the executable.
-(cd "${STAGE_DIR}" && npm install --prefix "${STAGE_DIR}" --no-save --no-audit --no-fund \
-  --no-package-lock --ignore-scripts --engine-strict=false "@anthropic-ai/claude-code@${VERSION}" >&2) \
-  || die "npm install @anthropic-ai/claude-code@${VERSION} failed"
-
-cached_ok "${STAGE_DIR}/${BIN_REL}" \
-  || die "installed package has no working binary at ${BIN_REL} (expected '${VERSION} (Claude Code)')"
-
-chmod 0755 "${STAGE_DIR}"
-if [[ -e "${DEST_DIR}" ]]; then
-  OLD_DIR="${PARENT_DIR}/.old-${VERSION}.$$"
-  mv "${DEST_DIR}" "${OLD_DIR}"
-  mv "${STAGE_DIR}" "${DEST_DIR}"
-  rm -rf "${OLD_DIR}"
-else
-  mv "${STAGE_DIR}" "${DEST_DIR}"
-fi
-
-log "installed Claude Code ${VERSION}"
-printf '%s\n' "${DEST_BIN}"
+# No install scripts: the platform package already holds the executable.
+install_cached_npm_binary "Claude Code" claude-code "@anthropic-ai/claude-code" \
+  "node_modules/@anthropic-ai/${PLATFORM_PKG}/claude" \
+  "${LOCAL_AI_CLAUDE_CODE_FORCE_REINSTALL:-0}" "${VERSION} (Claude Code)" \
+  --ignore-scripts --engine-strict=false

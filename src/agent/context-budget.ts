@@ -1,6 +1,7 @@
-import { contentText, type ChatMessage, type ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import { messageTokens } from "./message-tokens.js";
 import { estimateTokens } from "./prompt.js";
 
 export interface ContextBudgetInput {
@@ -17,20 +18,6 @@ export interface ContextBudgetInput {
   signal: AbortSignal;
 }
 
-/** What a chat template adds around each message (role markers, separators): a safe margin. */
-const PER_MESSAGE_OVERHEAD = 8;
-
-function messageText(message: ChatMessage): string {
-  switch (message.role) {
-    case "user":
-      return contentText(message.content);
-    case "assistant":
-      return `${message.content}${(message.tool_calls ?? []).map((call) => `${call.name}${call.arguments}`).join("")}`;
-    default:
-      return message.content;
-  }
-}
-
 /**
  * System prompt + tool schemas + as much history as fits + the current turn, counted with the
  * model's tokenizer where the engine has one (an estimate elsewhere). History is dropped
@@ -43,8 +30,8 @@ function messageText(message: ChatMessage): string {
  */
 export async function fitContext(input: ContextBudgetInput): Promise<{ context: ChatMessage[]; droppedMessages: number }> {
   const { engine } = input;
-  const count = async (text: string): Promise<number> => (text === "" ? 0 : engine.countTokens ? engine.countTokens(text, input.signal) : estimateTokens([{ role: "system", content: text }]));
-  const cost = async (message: ChatMessage): Promise<number> => PER_MESSAGE_OVERHEAD + (await count(messageText(message)));
+  const count = async (text: string): Promise<number> => (engine.countTokens ? engine.countTokens(text, input.signal) : estimateTokens([{ role: "system", content: text }]));
+  const cost = (message: ChatMessage): Promise<number> => messageTokens(message, count);
   const window = engine.contextLength?.() ?? input.ctxSize;
   // Room kept for the reply: max_tokens, but never more than a quarter of the window (a max_tokens
   // as large as the window is legal: the engines shift the context when a reply runs that long).

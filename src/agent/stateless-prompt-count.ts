@@ -1,8 +1,8 @@
 import type { AgentConfig } from "../config/schema.js";
-import { contentText } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { ToolProvider } from "../tools/tool-types.js";
+import { messageTokens } from "./message-tokens.js";
 import { renderForModel } from "./prompt.js";
 import { splitConversation, type StatelessTurnRequest } from "./stateless-turn.js";
 import { toolSpecsOf } from "./turn-settings.js";
@@ -25,12 +25,10 @@ export async function countStatelessPrompt(deps: { agent: AgentConfig; engine: E
   if (engine.countTokens === undefined) {
     throw new RuntimeError("invalid_request", `model: the ${engine.kind} engine of "${engine.modelName}" has no tokenizer to count with`, { details: { param: "model" } });
   }
+  const count = engine.countTokens.bind(engine);
   let total = 0;
-  for (const message of messages) {
-    const text = message.role === "user" ? contentText(message.content) : message.role === "assistant" ? `${message.content}${(message.tool_calls ?? []).map((call) => `${call.name}${call.arguments}`).join("")}` : message.content;
-    // What a chat template adds around each message, as the context budget counts it.
-    total += 8 + (text === "" ? 0 : await engine.countTokens(text, signal));
-  }
+  // Counted as the context budget counts a message (text plus the template's overhead).
+  for (const message of messages) total += await messageTokens(message, (text) => count(text, signal));
   if (tools.length > 0 && engine.toolTokens !== undefined) total += await engine.toolTokens(tools, signal);
   return total;
 }

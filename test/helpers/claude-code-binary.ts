@@ -6,10 +6,7 @@
 //   2. ${LOCAL_AI_CACHE_DIR:-$HOME/.cache/local-ai}/claude-code/<version>/node_modules/
 //      @anthropic-ai/claude-code-<platform>/claude, <version> from scripts/claude-code.version.
 // The cache path must match scripts/install-claude-code.sh, which installs it there.
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join, parse } from "node:path";
-import { fileURLToPath } from "node:url";
+import { findExecutable, localAiCachePath, pinnedVersion } from "./cached-binary.js";
 
 export const CLAUDE_CODE_MISSING_MESSAGE = [
   "",
@@ -39,39 +36,20 @@ function platformPackage(): string | null {
   return musl ? `${pkg}-musl` : pkg;
 }
 
-function isExecutableFile(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+/** scripts/claude-code.version, or null. */
+export function pinnedClaudeCodeVersion(): string | null {
+  return pinnedVersion("claude-code.version");
 }
 
-/** scripts/claude-code.version, searched upward from this module (works from src and dist). */
-export function pinnedClaudeCodeVersion(): string | null {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const root = parse(dir).root;
-  for (;;) {
-    const candidate = join(dir, "scripts", "claude-code.version");
-    if (existsSync(candidate)) {
-      const version = readFileSync(candidate, "utf8").trim();
-      return /^\d+\.\d+\.\d+$/.test(version) ? version : null;
-    }
-    if (dir === root) return null;
-    dir = dirname(dir);
-  }
+/** Where scripts/install-claude-code.sh puts the native binary (whether or not it exists yet). */
+function claudeCodeCachePath(): string | null {
+  const version = pinnedClaudeCodeVersion();
+  const pkg = platformPackage();
+  if (version === null || pkg === null) return null;
+  return localAiCachePath("claude-code", version, "node_modules", "@anthropic-ai", pkg, "claude");
 }
 
 /** Path to a usable claude executable, or null (see CLAUDE_CODE_MISSING_MESSAGE). */
 export function findClaudeCodeBinary(): string | null {
-  const fromEnv = process.env["LOCAL_AI_CLAUDE_CODE_BIN"];
-  if (fromEnv && isExecutableFile(fromEnv)) return fromEnv;
-  const version = pinnedClaudeCodeVersion();
-  const pkg = platformPackage();
-  if (version === null || pkg === null) return null;
-  const cacheRoot = process.env["LOCAL_AI_CACHE_DIR"] || join(homedir(), ".cache", "local-ai");
-  const cached = join(cacheRoot, "claude-code", version, "node_modules", "@anthropic-ai", pkg, "claude");
-  return isExecutableFile(cached) ? cached : null;
+  return findExecutable("LOCAL_AI_CLAUDE_CODE_BIN", claudeCodeCachePath());
 }

@@ -1,10 +1,10 @@
 // Runs the real Claude Code (`claude -p`, one non-interactive task, JSON output) against a
 // Messages API endpoint, with a throwaway HOME so no user config, login or history is read or
 // written. It refuses to run outside a loopback-only network namespace (loopback-netns.ts).
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { runClientProcess, type ClientProcessRun } from "./client-process.js";
 import { assertOnlyLoopback } from "./loopback-netns.js";
 
 export interface ClaudeCodeOptions {
@@ -32,11 +32,7 @@ export interface ClaudeCodeResult {
   num_turns?: number;
 }
 
-export interface ClaudeCodeRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
+export interface ClaudeCodeRun extends ClientProcessRun {
   /** stdout parsed, when it is the JSON result. */
   json: ClaudeCodeResult | null;
 }
@@ -61,23 +57,14 @@ export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeC
   const home = await mkdtemp(path.join(tmpdir(), "claude-home-"));
   const cwd = await mkdtemp(path.join(tmpdir(), "claude-work-"));
   const args = ["-p", options.prompt, "--output-format", "json", ...(options.allowedTools === undefined ? [] : ["--allowedTools", options.allowedTools.join(",")])];
-  const child = spawn(options.binary, args, { cwd, env: claudeCodeEnv(options, home), stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 240_000);
-  const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal }));
-  }).finally(() => clearTimeout(timer));
+  const run = await runClientProcess(options.binary, args, { cwd, env: claudeCodeEnv(options, home), timeoutMs: options.timeoutMs });
   await rm(home, { recursive: true, force: true });
   await rm(cwd, { recursive: true, force: true });
   let json: ClaudeCodeResult | null = null;
   try {
-    json = JSON.parse(stdout) as ClaudeCodeResult;
+    json = JSON.parse(run.stdout) as ClaudeCodeResult;
   } catch {
     json = null;
   }
-  return { code, signal, stdout, stderr, json };
+  return { ...run, json };
 }

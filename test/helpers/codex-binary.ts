@@ -5,10 +5,7 @@
 //   2. ${LOCAL_AI_CACHE_DIR:-$HOME/.cache/local-ai}/codex/<version>/node_modules/@openai/
 //      codex-<platform>/vendor/<target triple>/bin/codex, <version> from scripts/codex.version.
 // The cache path must match scripts/install-codex.sh, which installs it there.
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join, parse } from "node:path";
-import { fileURLToPath } from "node:url";
+import { findExecutable, localAiCachePath, pinnedVersion } from "./cached-binary.js";
 
 export const CODEX_MISSING_MESSAGE = [
   "",
@@ -36,45 +33,20 @@ function platformTarget(): { pkg: string; triple: string } | null {
   return table[key] ?? null;
 }
 
-function isExecutableFile(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** scripts/codex.version, searched upward from this module (works from src and dist). */
+/** scripts/codex.version, or null. */
 export function pinnedCodexVersion(): string | null {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const root = parse(dir).root;
-  for (;;) {
-    const candidate = join(dir, "scripts", "codex.version");
-    if (existsSync(candidate)) {
-      const version = readFileSync(candidate, "utf8").trim();
-      return /^\d+\.\d+\.\d+$/.test(version) ? version : null;
-    }
-    if (dir === root) return null;
-    dir = dirname(dir);
-  }
+  return pinnedVersion("codex.version");
 }
 
 /** Where scripts/install-codex.sh puts the native binary (whether or not it exists yet). */
-export function codexCachePath(): string | null {
+function codexCachePath(): string | null {
   const version = pinnedCodexVersion();
   const target = platformTarget();
   if (version === null || target === null) return null;
-  const cacheRoot = process.env["LOCAL_AI_CACHE_DIR"] || join(homedir(), ".cache", "local-ai");
-  return join(cacheRoot, "codex", version, "node_modules", "@openai", target.pkg, "vendor", target.triple, "bin", "codex");
+  return localAiCachePath("codex", version, "node_modules", "@openai", target.pkg, "vendor", target.triple, "bin", "codex");
 }
 
 /** Path to a usable codex executable, or null (see CODEX_MISSING_MESSAGE). */
 export function findCodexBinary(): string | null {
-  const fromEnv = process.env["LOCAL_AI_CODEX_BIN"];
-  if (fromEnv && isExecutableFile(fromEnv)) return fromEnv;
-  const cached = codexCachePath();
-  if (cached !== null && isExecutableFile(cached)) return cached;
-  return null;
+  return findExecutable("LOCAL_AI_CODEX_BIN", codexCachePath());
 }

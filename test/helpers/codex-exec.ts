@@ -1,10 +1,10 @@
 // Runs the real Codex CLI (`codex exec`, one non-interactive task) against a Responses API
 // endpoint, with a throwaway HOME and CODEX_HOME so no user config, login or history is read or
 // written. It refuses to run outside a loopback-only network namespace (loopback-netns.ts).
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { runClientProcess, type ClientProcessRun } from "./client-process.js";
 import { assertOnlyLoopback } from "./loopback-netns.js";
 
 export interface CodexExecOptions {
@@ -23,11 +23,7 @@ export interface CodexExecOptions {
   timeoutMs?: number;
 }
 
-export interface CodexRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
+export interface CodexRun extends ClientProcessRun {
   /** What `--output-last-message` wrote: the agent's final message, exactly as Codex took it. */
   lastMessage: string | null;
   /** The config.toml Codex ran with. */
@@ -87,22 +83,10 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun>
     "--output-last-message", lastMessageFile,
     options.prompt,
   ];
-  const child = spawn(options.binary, args, {
-    cwd,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, CODEX_HOME: codexHome, [CODEX_TOKEN_ENV]: options.bearerToken },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 240_000);
-  const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal }));
-  }).finally(() => clearTimeout(timer));
+  const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, CODEX_HOME: codexHome, [CODEX_TOKEN_ENV]: options.bearerToken };
+  const run = await runClientProcess(options.binary, args, { cwd, env, timeoutMs: options.timeoutMs });
   const lastMessage = await readFile(lastMessageFile, "utf8").catch(() => null);
   await rm(home, { recursive: true, force: true });
   if (ownCwd !== null) await rm(ownCwd, { recursive: true, force: true });
-  return { code, signal, stdout, stderr, lastMessage, configToml };
+  return { ...run, lastMessage, configToml };
 }

@@ -7,10 +7,9 @@
 //      (node_modules/node-llama-cpp/llama/binariesGithubRelease.json "release",
 //      falling back to llama.cpp.info.json "tag").
 // The cache path must match scripts/build-llama-server.sh, which produces that binary.
-import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join, parse } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { findExecutable, findUpward, localAiCachePath } from "./cached-binary.js";
 
 export const LLAMA_SERVER_MISSING_MESSAGE = [
   "",
@@ -28,28 +27,6 @@ export const LLAMA_SERVER_MISSING_MESSAGE = [
 
 const TAG_PATTERN = /^[A-Za-z0-9._-]+$/;
 
-function isExecutableFile(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** node_modules/node-llama-cpp/llama, searched upward from this module (works from src and dist). */
-function findNodeLlamaCppLlamaDir(): string | null {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const root = parse(dir).root;
-  for (;;) {
-    const candidate = join(dir, "node_modules", "node-llama-cpp", "llama");
-    if (existsSync(candidate)) return candidate;
-    if (dir === root) return null;
-    dir = dirname(dir);
-  }
-}
-
 function readJsonString(file: string, field: string): string | null {
   try {
     const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
@@ -63,7 +40,7 @@ function readJsonString(file: string, field: string): string | null {
 
 /** The llama.cpp release tag node-llama-cpp ships, or null if it cannot be read. */
 export function llamaCppReleaseTag(): string | null {
-  const llamaDir = findNodeLlamaCppLlamaDir();
+  const llamaDir = findUpward(join("node_modules", "node-llama-cpp", "llama"));
   if (llamaDir === null) return null;
   const tag =
     readJsonString(join(llamaDir, "binariesGithubRelease.json"), "release") ??
@@ -75,15 +52,10 @@ export function llamaCppReleaseTag(): string | null {
 export function llamaServerCachePath(): string | null {
   const tag = llamaCppReleaseTag();
   if (tag === null) return null;
-  const cacheRoot = process.env["LOCAL_AI_CACHE_DIR"] || join(homedir(), ".cache", "local-ai");
-  return join(cacheRoot, "llama-server", tag, "bin", "llama-server");
+  return localAiCachePath("llama-server", tag, "bin", "llama-server");
 }
 
 /** Path to a usable llama-server executable, or null (see LLAMA_SERVER_MISSING_MESSAGE). */
 export function findLlamaServerBinary(): string | null {
-  const fromEnv = process.env["LOCAL_AI_LLAMA_SERVER_BIN"];
-  if (fromEnv && isExecutableFile(fromEnv)) return fromEnv;
-  const cached = llamaServerCachePath();
-  if (cached !== null && isExecutableFile(cached)) return cached;
-  return null;
+  return findExecutable("LOCAL_AI_LLAMA_SERVER_BIN", llamaServerCachePath());
 }

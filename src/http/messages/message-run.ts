@@ -1,14 +1,9 @@
 import type { Logger } from "pino";
-import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
-import type { EmitEvent } from "../../agent/events.js";
-import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
-import { FrameStream } from "../sse/frame-stream.js";
 import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import { startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
 import { MessageBuilder, type MessageEvent, type MessageIdentity, type ThinkingDisplay } from "./message-builder.js";
-
-export type RunTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<TurnOutcome>;
 
 export interface RunMessageOptions {
   run: RunTurn;
@@ -58,32 +53,19 @@ async function runJson(options: RunMessageOptions): Promise<Response> {
 
 async function runStream(options: RunMessageOptions, settings: NonNullable<RunMessageOptions["stream"]>): Promise<Response> {
   const { controller, logger } = options;
-  const frames = new FrameStream({
-    keepAliveMs: settings.keepAliveMs,
-    keepAliveFrame: PING_FRAME,
-    maxPendingBytes: settings.maxPendingBytes,
-    onCancel: (reason) => {
-      if (!controller.signal.aborted) logger.info({ reason }, "stream cancelled; cancelling the turn");
-      controller.abort(reason);
-    },
-  });
+  const frames = turnFrameStream(settings, controller, logger, PING_FRAME);
   const send = (event: MessageEvent): void => frames.push(namedFrame(event.type, event));
   const builder = new MessageBuilder(options.identity, send, options.thinking, options.degradationTier, options.warnings);
-  let markStarted: () => void = () => undefined;
-  const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
   builder.start();
-  const sink: EmitEvent = (event) => {
-    builder.onAgentEvent(event);
-    if (event.event === "llm_start") markStarted();
-  };
-  const turn = withCoalescedEmit(sink, { windowMs: settings.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
-  try {
-    await Promise.race([started, turn]);
-  } catch (error) {
-    options.release();
-    frames.cancel("turn failed before it started");
-    throw refusal(error);
-  }
+  const { turn } = await startTurnStream(frames, {
+    run: options.run,
+    controller,
+    coalesceMs: settings.coalesceMs,
+    startEvent: "llm_start",
+    sink: (event) => builder.onAgentEvent(event),
+    release: options.release,
+    refusal,
+  });
   turn
     .then(
       (outcome) => {

@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
-import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
-import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { toOpenAiError } from "../http-error.js";
-import { FrameStream } from "../sse/frame-stream.js";
+import type { FrameStream } from "../sse/frame-stream.js";
 import { dataFrame, namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import { startTurnStream, turnFrameStream } from "../sse/turn-stream.js";
 import type { StartTurn } from "./chat-turn.js";
 import { assignCompletionId, completionObject, chunkObject, openAiFinishReason, openAiUsage, resultFields, toolCallChunks, usageChunk, type CompletionIdentity } from "./completion.js";
 import { DONE_FRAME, framesFor, type FrameContext } from "./event-frames.js";
@@ -33,30 +32,17 @@ export interface StreamTurnOptions {
 export async function streamTurn(options: StreamTurnOptions): Promise<Response> {
   const { identity, controller, logger } = options;
   const ctx: FrameContext = { identity, events: options.events };
-  const frames = new FrameStream({
-    keepAliveMs: options.keepAliveMs,
-    maxPendingBytes: options.maxPendingBytes,
-    onCancel: (reason) => {
-      if (!controller.signal.aborted) logger.info({ reason }, "stream cancelled; cancelling the turn");
-      controller.abort(reason);
+  const frames = turnFrameStream(options, controller, logger);
+  const { first: outcome, turn } = await startTurnStream(frames, {
+    run: options.start,
+    controller,
+    coalesceMs: options.coalesceMs,
+    startEvent: "run_start",
+    sink: (event) => {
+      for (const frame of framesFor(event, ctx)) frames.push(frame);
     },
+    release: options.release,
   });
-  let markStarted: () => void = () => undefined;
-  const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
-  const sink: EmitEvent = (event) => {
-    for (const frame of framesFor(event, ctx)) frames.push(frame);
-    if (event.event === "run_start") markStarted();
-  };
-  // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).
-  const turn = withCoalescedEmit(sink, { windowMs: options.coalesceMs, busy: () => frames.backlogged }, (emit) => options.start({ signal: controller.signal, emit }));
-  let outcome: "started" | TurnOutcome;
-  try {
-    outcome = await Promise.race([started, turn]);
-  } catch (error) {
-    options.release();
-    frames.cancel("turn failed before it started");
-    throw error;
-  }
   if (outcome !== "started") {
     // A turn that never announced itself (no run_start): still a well-formed stream.
     assignCompletionId(identity, outcome.trace_id);

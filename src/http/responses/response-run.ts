@@ -1,18 +1,14 @@
 import type { Logger } from "pino";
-import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
-import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
 import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
-import { FrameStream } from "../sse/frame-stream.js";
+import { startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
 import { ResponseBuilder, type ResponseEvent } from "./response-builder.js";
 import type { ResponseIdentity, ResponseObject } from "./response-object.js";
 import { responseRecord } from "./response-record.js";
 import type { ResponseStore } from "./response-store.js";
 import type { ResponseTurn } from "./response-turn.js";
-
-export type RunTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<TurnOutcome>;
 
 export interface RunResponseOptions {
   run: RunTurn;
@@ -72,32 +68,20 @@ async function runJson(options: RunResponseOptions): Promise<Response> {
 
 async function runStream(options: RunResponseOptions, settings: NonNullable<RunResponseOptions["stream"]>): Promise<Response> {
   const { controller, logger } = options;
-  const frames = new FrameStream({
-    keepAliveMs: settings.keepAliveMs,
-    maxPendingBytes: settings.maxPendingBytes,
-    onCancel: (reason) => {
-      if (!controller.signal.aborted) logger.info({ reason }, "stream cancelled; cancelling the turn");
-      controller.abort(reason);
-    },
-  });
+  const frames = turnFrameStream(settings, controller, logger);
   const send = (event: ResponseEvent): void => frames.push(namedFrame(event.type, event));
   const builder = new ResponseBuilder(options.identity, send, options.turn.namespaced, options.degradationTier, options.turn.warnings);
-  let markStarted: () => void = () => undefined;
-  const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
   builder.start();
-  const sink: EmitEvent = (event) => {
-    builder.onAgentEvent(event);
-    if (event.event === "llm_start") markStarted();
-  };
-  const turn = withCoalescedEmit(sink, { windowMs: settings.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
-  try {
-    // Either the first model step began, or the turn ended without one: the stream answers both.
-    await Promise.race([started, turn]);
-  } catch (error) {
-    options.release();
-    frames.cancel("turn failed before it started");
-    throw refusal(error);
-  }
+  // Either the first model step began, or the turn ended without one: the stream answers both.
+  const { turn } = await startTurnStream(frames, {
+    run: options.run,
+    controller,
+    coalesceMs: settings.coalesceMs,
+    startEvent: "llm_start",
+    sink: (event) => builder.onAgentEvent(event),
+    release: options.release,
+    refusal,
+  });
   turn
     .then(
       async (result) => {
