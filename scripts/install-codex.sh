@@ -38,8 +38,13 @@ case "$(uname -s)-$(uname -m)" in
   *) die "Codex CLI has no build for $(uname -s) $(uname -m)" ;;
 esac
 
+# The version is checked inside a loopback-only namespace; without one (not root) the file is
+# trusted, and the tests skip loudly anyway.
 cached_ok() { # <binary>
-  [[ -x "$1" ]] && [[ "$("$1" --version 2>/dev/null)" == "codex-cli ${VERSION}" ]]
+  [[ -x "$1" && -f "$1" ]] || return 1
+  local out
+  out="$(version_in_netns "$1")" || return 0
+  [[ "${out}" == "codex-cli ${VERSION}" ]]
 }
 
 install_cached_npm_binary "Codex CLI" codex "@openai/codex" \

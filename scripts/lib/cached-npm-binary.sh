@@ -9,6 +9,17 @@
 log() { printf '[%s] %s\n' "${LOG_TAG}" "$*" >&2; }
 die() { printf '[%s] ERROR: %s\n' "${LOG_TAG}" "$*" >&2; exit 1; }
 
+# version_in_netns <binary>: its `--version` output, run inside a network namespace that has only
+# loopback and with a throwaway HOME: the coding agents are never run anywhere else. Prints
+# nothing and returns 1 where such a namespace cannot be made (not root).
+version_in_netns() {
+  command -v unshare >/dev/null 2>&1 && unshare --net -- true >/dev/null 2>&1 || return 1
+  local home
+  home="$(mktemp -d)"
+  HOME="${home}" CODEX_HOME="${home}" unshare --net -- bash -c 'ip link set lo up 2>/dev/null; exec "$0" --version' "$1" 2>/dev/null || true
+  rm -rf "${home}"
+}
+
 # read_pinned_version <version file>: sets VERSION (x.y.z) or dies.
 read_pinned_version() {
   VERSION="$(tr -d '[:space:]' < "$1")"
