@@ -1,6 +1,7 @@
 // The part the binary locators (codex-binary.ts, claude-code-binary.ts, llama-server-binary.ts)
 // share: the local-ai cache root, a search upward from this module (works from src and dist), and
-// "$ENV_VAR, else the cached path, if it is an executable regular file".
+// "$ENV_VAR, else the cached path, if it is an executable regular file". Finding only: the coding
+// clients are run by client-process.ts inside `unshare --net` (loopback only), never from here.
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, parse } from "node:path";

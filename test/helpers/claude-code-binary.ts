@@ -1,5 +1,6 @@
 // Locates the pinned Claude Code (@anthropic-ai/claude-code) for the real-client tests of the
-// Messages API.
+// Messages API. It only finds the file, never runs it: the binary is started by client-process.ts
+// alone, inside a loopback-only network namespace (`unshare --net`, loopback-netns.ts).
 //
 // Resolution order (first existing, executable regular file wins):
 //   1. $LOCAL_AI_CLAUDE_CODE_BIN

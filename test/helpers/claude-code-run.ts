@@ -1,11 +1,11 @@
 // Runs the real Claude Code (`claude -p`, one non-interactive task, JSON output) against a
 // Messages API endpoint, with a throwaway HOME so no user config, login or history is read or
-// written. It refuses to run outside a loopback-only network namespace (loopback-netns.ts).
+// written. It refuses to run outside a loopback-only network namespace (`unshare --net`, loopback-netns.ts;
+// checked by client-process.ts before the spawn).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { runClientProcess, type ClientProcessRun } from "./client-process.js";
-import { assertOnlyLoopback } from "./loopback-netns.js";
 
 export interface ClaudeCodeOptions {
   /** The native claude binary (claude-code-binary.ts). */
@@ -53,13 +53,16 @@ export function claudeCodeEnv(options: Pick<ClaudeCodeOptions, "baseUrl" | "auth
 }
 
 export async function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCodeRun> {
-  assertOnlyLoopback("Claude Code");
   const home = await mkdtemp(path.join(tmpdir(), "claude-home-"));
   const cwd = await mkdtemp(path.join(tmpdir(), "claude-work-"));
   const args = ["-p", options.prompt, "--output-format", "json", ...(options.allowedTools === undefined ? [] : ["--allowedTools", options.allowedTools.join(",")])];
-  const run = await runClientProcess(options.binary, args, { cwd, env: claudeCodeEnv(options, home), timeoutMs: options.timeoutMs });
-  await rm(home, { recursive: true, force: true });
-  await rm(cwd, { recursive: true, force: true });
+  let run: ClientProcessRun;
+  try {
+    run = await runClientProcess("Claude Code", options.binary, args, { cwd, env: claudeCodeEnv(options, home), timeoutMs: options.timeoutMs });
+  } finally {
+    await rm(home, { recursive: true, force: true });
+    await rm(cwd, { recursive: true, force: true });
+  }
   let json: ClaudeCodeResult | null = null;
   try {
     json = JSON.parse(run.stdout) as ClaudeCodeResult;

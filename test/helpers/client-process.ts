@@ -1,6 +1,9 @@
-// The client run that codex-exec.ts and claude-code-run.ts share: the binary as a child, its
-// output collected, killed after a hang.
+// The client run that codex-exec.ts and claude-code-run.ts share, and the one place a coding
+// client (Codex CLI, Claude Code) is started: only from inside a network namespace that has
+// nothing but loopback (`unshare --net`, made by loopback-netns.ts around the scenario script),
+// checked here before every spawn. Its output is collected; it is killed after a hang.
 import { spawn } from "node:child_process";
+import { assertOnlyLoopback } from "./loopback-netns.js";
 
 export interface ClientProcessRun {
   code: number | null;
@@ -9,8 +12,12 @@ export interface ClientProcessRun {
   stderr: string;
 }
 
-/** The client binary run to its end with `args`, in `cwd`, with exactly `env`; killed after `timeoutMs` (a hang only). */
-export async function runClientProcess(binary: string, args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number | undefined }): Promise<ClientProcessRun> {
+/**
+ * The client binary (`name` for the refusal) run to its end with `args`, in `cwd`, with exactly
+ * `env`; killed after `timeoutMs` (a hang only). Refused unless this process sees loopback only.
+ */
+export async function runClientProcess(name: string, binary: string, args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number | undefined }): Promise<ClientProcessRun> {
+  assertOnlyLoopback(name);
   const child = spawn(binary, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";

@@ -1,5 +1,6 @@
 // The core that codex-scenario.ts and claude-code-scenario.ts share: a real coding client run
-// against the built CLI's serve-http, everything inside one loopback-only network namespace (the
+// against the built CLI's serve-http, everything inside one loopback-only network namespace
+// (`unshare --net`, the wrapper from loopback-netns.ts; the
 // scripted OpenAI upstream when the scenario has one, serve-http, a recording proxy in front of
 // it, and the client). The test process cannot reach into the namespace, so the scenario file runs
 // itself as a script in a child and reports back through a JSON file.

@@ -1,4 +1,6 @@
 // Locates the pinned Codex CLI (@openai/codex) for the real-client tests of the Responses API.
+// It only finds the file, never runs it: the binary is started by client-process.ts alone, inside a
+// loopback-only network namespace (`unshare --net`, loopback-netns.ts).
 //
 // Resolution order (first existing, executable regular file wins):
 //   1. $LOCAL_AI_CODEX_BIN

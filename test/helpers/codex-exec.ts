@@ -1,11 +1,11 @@
 // Runs the real Codex CLI (`codex exec`, one non-interactive task) against a Responses API
 // endpoint, with a throwaway HOME and CODEX_HOME so no user config, login or history is read or
-// written. It refuses to run outside a loopback-only network namespace (loopback-netns.ts).
+// written. It refuses to run outside a loopback-only network namespace (`unshare --net`, loopback-netns.ts;
+// checked by client-process.ts before the spawn).
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { runClientProcess, type ClientProcessRun } from "./client-process.js";
-import { assertOnlyLoopback } from "./loopback-netns.js";
 
 export interface CodexExecOptions {
   /** The native codex binary (codex-binary.ts). */
@@ -60,14 +60,21 @@ export function codexConfigToml(baseUrl: string, model?: string): string {
 }
 
 export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun> {
-  assertOnlyLoopback("Codex CLI");
   const home = await mkdtemp(path.join(tmpdir(), "codex-home-"));
+  const ownCwd = options.cwd === undefined ? await mkdtemp(path.join(tmpdir(), "codex-work-")) : null;
+  try {
+    return await execIn(home, options.cwd ?? ownCwd ?? "", options);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+    if (ownCwd !== null) await rm(ownCwd, { recursive: true, force: true });
+  }
+}
+
+async function execIn(home: string, cwd: string, options: CodexExecOptions): Promise<CodexRun> {
   const codexHome = path.join(home, ".codex");
   await mkdir(codexHome);
   const configToml = codexConfigToml(options.baseUrl, options.model);
   await writeFile(path.join(codexHome, "config.toml"), configToml);
-  const ownCwd = options.cwd === undefined ? await mkdtemp(path.join(tmpdir(), "codex-work-")) : null;
-  const cwd = options.cwd ?? ownCwd ?? "";
   const lastMessageFile = path.join(home, "last-message.txt");
   const args = [
     "exec",
@@ -84,9 +91,7 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun>
     options.prompt,
   ];
   const env = { PATH: process.env["PATH"] ?? "/usr/bin:/bin", HOME: home, CODEX_HOME: codexHome, [CODEX_TOKEN_ENV]: options.bearerToken };
-  const run = await runClientProcess(options.binary, args, { cwd, env, timeoutMs: options.timeoutMs });
+  const run = await runClientProcess("Codex CLI", options.binary, args, { cwd, env, timeoutMs: options.timeoutMs });
   const lastMessage = await readFile(lastMessageFile, "utf8").catch(() => null);
-  await rm(home, { recursive: true, force: true });
-  if (ownCwd !== null) await rm(ownCwd, { recursive: true, force: true });
   return { ...run, lastMessage, configToml };
 }
