@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
 import { CLI_PATH } from "../helpers/cli-process.js";
 import { runCli, type CliRun } from "../helpers/run-cli.js";
-import { chunk, scripted, sendJsonError, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { chunk, scripted, sendJsonError, listingModel, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
@@ -89,25 +89,22 @@ describe("local-ai chat with piped stdin", () => {
     let configPath = "";
     let dir = "";
     before(async () => {
-      upstream = await startUpstream((req, res, body) => {
-        if (req.url === "/v1/models") {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(JSON.stringify({ object: "list", data: [{ id: "up-model", object: "model", created: 1, owned_by: "test" }] }));
-          return;
-        }
-        const messages = (body as { messages: Array<{ role: string; content: string }> }).messages;
-        const last = messages.at(-1)?.content ?? "";
-        if (last === "fail") return sendJsonError(res, 400, "this request fails on purpose");
-        return scripted([
-          chunk({ role: "assistant", content: "" }),
-          chunk({ reasoning_content: "pondering " }),
-          chunk({ reasoning_content: `${last}` }),
-          chunk({ content: "Answer " }),
-          chunk({ content: `to ${last}.` }),
-          chunk({}, "stop"),
-          usageChunk(12, 5),
-        ])(req, res, body);
-      });
+      upstream = await startUpstream(
+        listingModel("up-model", (req, res, body) => {
+          const messages = (body as { messages: Array<{ role: string; content: string }> }).messages;
+          const last = messages.at(-1)?.content ?? "";
+          if (last === "fail") return sendJsonError(res, 400, "this request fails on purpose");
+          return scripted([
+            chunk({ role: "assistant", content: "" }),
+            chunk({ reasoning_content: "pondering " }),
+            chunk({ reasoning_content: `${last}` }),
+            chunk({ content: "Answer " }),
+            chunk({ content: `to ${last}.` }),
+            chunk({}, "stop"),
+            usageChunk(12, 5),
+          ])(req, res, body);
+        }),
+      );
       ({ dir, configPath } = await tempConfig(
         configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "up-model") } }, agents: { assistant: { memory: false } } }),
       ));

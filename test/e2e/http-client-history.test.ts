@@ -12,7 +12,7 @@ import OpenAI4 from "openai-v4";
 import { z } from "zod";
 import { DEMO_SENTENCE, DEMO_TOOL_TRIGGER, ensureFixture } from "../fixtures/gguf/index.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
-import { chunk, scripted, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { chunk, scripted, listingModel, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { configYaml, localModel, openaiModel } from "../helpers/config-yaml.js";
 
 type Json = Record<string, unknown>;
@@ -140,26 +140,23 @@ describe("client-kept history and client tools on the openai engine (scripted up
   let server: HttpServer;
   before(async () => {
     let calls = 0;
-    upstream = await startUpstream((req, res, body) => {
-      if (req.url === "/v1/models") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ object: "list", data: [{ id: "up-model", object: "model", created: 1, owned_by: "test" }] }));
-        return;
-      }
-      const hasToolResult = ((body as { messages: Json[] }).messages ?? []).some((m) => m.role === "tool");
-      calls++;
-      if ((body as Json).tools !== undefined && !hasToolResult) {
-        return scripted([
-          chunk({ role: "assistant", content: "" }),
-          chunk({ tool_calls: [{ index: 0, id: `call_up${calls}`, type: "function", function: { name: "weather", arguments: "" } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
-          chunk({}, "tool_calls"),
-          usageChunk(20, 5),
-        ])(req, res, body);
-      }
-      return scripted([chunk({ role: "assistant", content: "" }), chunk({ content: hasToolResult ? "Sunny in Paris." : "Noted." }), chunk({}, "stop"), usageChunk(10, 2)])(req, res, body);
-    });
+    upstream = await startUpstream(
+      listingModel("up-model", (req, res, body) => {
+        const hasToolResult = ((body as { messages: Json[] }).messages ?? []).some((m) => m.role === "tool");
+        calls++;
+        if ((body as Json).tools !== undefined && !hasToolResult) {
+          return scripted([
+            chunk({ role: "assistant", content: "" }),
+            chunk({ tool_calls: [{ index: 0, id: `call_up${calls}`, type: "function", function: { name: "weather", arguments: "" } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+            chunk({}, "tool_calls"),
+            usageChunk(20, 5),
+          ])(req, res, body);
+        }
+        return scripted([chunk({ role: "assistant", content: "" }), chunk({ content: hasToolResult ? "Sunny in Paris." : "Noted." }), chunk({}, "stop"), usageChunk(10, 2)])(req, res, body);
+      }),
+    );
     const yaml = configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "up-model") } }, agents: { assistant: { system_prompt: "You are the agent." } } });
     server = await startHttpServer(yaml);
   });

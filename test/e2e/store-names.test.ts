@@ -11,7 +11,7 @@ import type { DoctorReport } from "../../src/diagnostics/doctor-report.js";
 import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { configYaml, openaiModel } from "../helpers/config-yaml.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
-import { chunk, scripted, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
+import { chunk, scripted, listingModel, startUpstream, usageChunk, type ScriptedUpstream } from "../helpers/openai-sse-upstream.js";
 import { runCli } from "../helpers/run-cli.js";
 import { tempConfig } from "../helpers/temp-config.js";
 
@@ -21,14 +21,11 @@ let upstream: ScriptedUpstream;
 let yaml: string;
 
 before(async () => {
-  upstream = await startUpstream((req, res, body) => {
-    if (req.url === "/v1/models") {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: [{ id: "up-model", object: "model", created: 1, owned_by: "test" }] }));
-      return;
-    }
-    return scripted([chunk({ role: "assistant", content: "" }), chunk({ content: "Noted." }), chunk({}, "stop"), usageChunk(10, 2)])(req, res, body);
-  });
+  upstream = await startUpstream(
+    listingModel("up-model", (req, res, body) => {
+      return scripted([chunk({ role: "assistant", content: "" }), chunk({ content: "Noted." }), chunk({}, "stop"), usageChunk(10, 2)])(req, res, body);
+    }),
+  );
   yaml = configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "up-model") } }, agents: { assistant: { system_prompt: "You are the agent." } } });
 });
 

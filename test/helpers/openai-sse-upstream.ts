@@ -23,6 +23,15 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
+/** `handler`, behind an answer to `GET /v1/models` that lists one model `id` (what the openai engine's warm-up asks). */
+export function listingModel(id: string, handler: UpstreamHandler): UpstreamHandler {
+  return (req, res, body) => {
+    if (req.url !== "/v1/models") return handler(req, res, body);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ object: "list", data: [{ id, object: "model", created: 1, owned_by: "test" }] }));
+  };
+}
+
 export async function startUpstream(handler: UpstreamHandler): Promise<ScriptedUpstream> {
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
