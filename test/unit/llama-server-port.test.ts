@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
@@ -95,14 +95,7 @@ test("claimPort leaves the pid file of a live local-ai owner alone and says who 
 
 test("claimPort leaves alone a llama-server on the recorded port that started after the pid file was written (a reused pid)", { skip: process.platform !== "linux" && "reads process start times from /proc" }, async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
-  // A process whose command line passes for that server: argv[0] named llama-server, --port N.
-  const fakeServer = path.join(dir, "llama-server");
-  await symlink(process.execPath, fakeServer);
-  const port = await listen("127.0.0.1").then(async ({ server, port }) => {
-    await close(server);
-    return port;
-  });
-  const lookalike = spawn(fakeServer, ["-e", "setInterval(() => {}, 60000)", "--", "--port", String(port)], { stdio: "ignore" });
+  const { fakeServer, port, child: lookalike } = await spawnLookalike(dir, false);
   const pidFile = pidFilePath(dir, "m");
   try {
     await once(lookalike, "spawn");
@@ -128,14 +121,8 @@ test("claimPort leaves alone a llama-server on the recorded port that started af
 
 test("claimPort reaps an orphan named only by the pid file of an earlier version (raw model name) and leaves other models' files alone", { skip: process.platform !== "linux" && "reads process start times from /proc" }, async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "claim-"));
-  const fakeServer = path.join(dir, "llama-server");
-  await symlink(process.execPath, fakeServer);
-  const port = await listen("127.0.0.1").then(async ({ server, port }) => {
-    await close(server);
-    return port;
-  });
   // Its own process group, as the supervisor starts llama-server.
-  const orphan = spawn(fakeServer, ["-e", "setInterval(() => {}, 60000)", "--", "--port", String(port)], { stdio: "ignore", detached: true });
+  const { fakeServer, port, child: orphan } = await spawnLookalike(dir, true);
   const legacyFile = path.join(dir, "run", "llama-server-Qwen.pid");
   const lowerFile = pidFilePath(dir, "qwen");
   try {
@@ -159,3 +146,18 @@ test("claimPort reaps an orphan named only by the pid file of an earlier version
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+/**
+ * A process whose command line passes for a llama-server on a free port: argv[0] a link named
+ * llama-server (to node), `--port N`; `detached` puts it in its own process group.
+ */
+async function spawnLookalike(dir: string, detached: boolean): Promise<{ fakeServer: string; port: number; child: ChildProcess }> {
+  const fakeServer = path.join(dir, "llama-server");
+  await symlink(process.execPath, fakeServer);
+  const port = await listen("127.0.0.1").then(async ({ server, port }) => {
+    await close(server);
+    return port;
+  });
+  const child = spawn(fakeServer, ["-e", "setInterval(() => {}, 60000)", "--", "--port", String(port)], { stdio: "ignore", detached });
+  return { fakeServer, port, child };
+}
