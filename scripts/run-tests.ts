@@ -3,7 +3,7 @@
 // the runner's code. Used by package.json's test scripts on every shell (sh, cmd, PowerShell).
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { nodeTestArgs, SELECTIONS, testFiles } from "./test-selection.js";
 
 const name = process.argv[2] ?? "all";
@@ -15,7 +15,8 @@ if (selection === undefined) {
 const testRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "test");
 const files = testFiles(testRoot, selection);
 process.stderr.write(`run-tests: ${name}: ${files.length} files\n`);
-const child = spawn(process.execPath, nodeTestArgs(files, selection), { stdio: "inherit", env: { ...process.env, ...selection.env } });
+const failureReporter = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "failure-summary-reporter.js")).href;
+const child = spawn(process.execPath, nodeTestArgs(files, selection, failureReporter), { stdio: "inherit", env: { ...process.env, ...selection.env } });
 // Ctrl+C reaches the runner through the console group; we only wait for it.
 process.on("SIGINT", () => undefined);
 child.on("exit", (code, signal) => {

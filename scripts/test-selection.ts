@@ -52,7 +52,15 @@ export function testFiles(testRoot: string, selection: TestSelection): string[] 
   return files;
 }
 
-/** node's argv for the selection: `--test`, the concurrency, the files. */
-export function nodeTestArgs(files: readonly string[], selection: TestSelection): string[] {
-  return ["--test", ...(selection.concurrency === undefined ? [] : [`--test-concurrency=${selection.concurrency}`]), ...files];
+/**
+ * node's argv for the selection: `--test`, the reporters, the concurrency, the files. TAP goes to
+ * stdout as before; `failureReporter` (a module path), when given, adds a summary of the failed
+ * tests at the very end of stdout.
+ */
+export function nodeTestArgs(files: readonly string[], selection: TestSelection, failureReporter?: string): string[] {
+  const reporters =
+    failureReporter === undefined
+      ? []
+      : ["--test-reporter=tap", "--test-reporter-destination=stdout", `--test-reporter=${failureReporter}`, "--test-reporter-destination=stdout"];
+  return ["--test", ...reporters, ...(selection.concurrency === undefined ? [] : [`--test-concurrency=${selection.concurrency}`]), ...files];
 }

@@ -2,10 +2,11 @@
 // the runner script (scripts/run-tests.ts) finds the files itself, the same ones the globs did.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { nodeTestArgs, SELECTIONS, testFiles } from "../../scripts/test-selection.js";
 
@@ -54,4 +55,44 @@ test("a selection that finds no file fails instead of running nothing; an unknow
     assert.match(error.stderr ?? "", /unknown selection "nope"; one of all, unit, package, stress/);
     return true;
   });
+});
+
+test("with the failure reporter, TAP still goes to stdout and the failed tests are named again at its end", async () => {
+  assert.deepEqual(nodeTestArgs(["a.test.js"], SELECTIONS.all!, "file:///r.js"), [
+    "--test",
+    "--test-reporter=tap",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=file:///r.js",
+    "--test-reporter-destination=stdout",
+    "--test-concurrency=2",
+    "a.test.js",
+  ]);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "local-ai-reporter-"));
+  try {
+    const file = path.join(dir, "sample.test.mjs");
+    writeFileSync(
+      file,
+      [
+        'import assert from "node:assert/strict";',
+        'import { describe, test } from "node:test";',
+        'test("passes", () => {});',
+        'describe("a suite", () => { test("breaks", () => { assert.equal(1 + 1, 3, "arithmetic moved"); }); });',
+      ].join("\n"),
+    );
+    const reporter = pathToFileURL(path.join(REPO, "dist", "scripts", "failure-summary-reporter.js")).href;
+    const run = promisify(execFile);
+    await assert.rejects(run(process.execPath, nodeTestArgs([file], { groups: [] }, reporter), { cwd: dir }), (error: { code?: number; stdout?: string }) => {
+      assert.equal(error.code, 1);
+      const stdout = error.stdout ?? "";
+      assert.match(stdout, /^ok 1 - passes$/m);
+      const summary = stdout.slice(stdout.indexOf("# ---- 1 failed test(s) ----"));
+      assert.ok(stdout.includes("# ---- 1 failed test(s) ----"), stdout);
+      assert.match(summary, /# FAILED: breaks\n#   in .*sample\.test\.mjs\n/);
+      assert.match(summary, /#     AssertionError.*arithmetic moved/);
+      assert.doesNotMatch(summary, /FAILED: a suite/);
+      return true;
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
