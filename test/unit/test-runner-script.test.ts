@@ -81,14 +81,17 @@ test("with the failure reporter, TAP still goes to stdout and the failed tests a
     );
     const reporter = pathToFileURL(path.join(REPO, "dist", "scripts", "failure-summary-reporter.js")).href;
     const run = promisify(execFile);
-    await assert.rejects(run(process.execPath, nodeTestArgs([file], { groups: [] }, reporter), { cwd: dir }), (error: { code?: number; stdout?: string }) => {
+    // Without this the inner runner sees it runs under a test runner and reports to it instead.
+    const childEnv = { ...process.env };
+    delete childEnv.NODE_TEST_CONTEXT;
+    await assert.rejects(run(process.execPath, nodeTestArgs([file], { groups: [] }, reporter), { cwd: dir, env: childEnv }), (error: { code?: number; stdout?: string }) => {
       assert.equal(error.code, 1);
       const stdout = error.stdout ?? "";
       assert.match(stdout, /^ok 1 - passes$/m);
       const summary = stdout.slice(stdout.indexOf("# ---- 1 failed test(s) ----"));
       assert.ok(stdout.includes("# ---- 1 failed test(s) ----"), stdout);
-      assert.match(summary, /# FAILED: breaks\n#   in .*sample\.test\.mjs\n/);
-      assert.match(summary, /#     AssertionError.*arithmetic moved/);
+      assert.match(summary, /# FAILED: breaks\n# {3}in .*sample\.test\.mjs\n/);
+      assert.match(summary, /# {5}AssertionError.*arithmetic moved/);
       assert.doesNotMatch(summary, /FAILED: a suite/);
       return true;
     });
