@@ -6,6 +6,7 @@ import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { parseConfigText } from "../../src/config/load-config.js";
 import { configSchema } from "../../src/config/schema.js";
 import { fullRightsKey, type ApiKey } from "../../src/http/keys/api-key.js";
 import { KeyLimiter } from "../../src/http/keys/key-limiter.js";
@@ -165,6 +166,12 @@ describe("http.keys: config and token sources", () => {
     const parsed = parse([{ name: "ci", token: "x" }]);
     assert.ok(parsed.success);
     assert.deepEqual(parsed.data.http.keys[0], { name: "ci", token: "x", token_file: null, token_env: null, models: ["*"], endpoints: ["*"], tools: ["*"], max_concurrent: null, requests_per_minute: null });
+  });
+
+  it("a token_file is relative to the config's folder", () => {
+    const result = parseConfigText("http:\n  keys:\n    - name: ci\n      token_file: secrets/ci.token\n", {}, "/srv/app");
+    assert.ok(result.ok);
+    assert.equal(result.config.http.keys[0]?.token_file, "/srv/app/secrets/ci.token");
   });
 
   it("refused: duplicate names, reserved names, not exactly one token source, a name unfit for a label", () => {
