@@ -53,7 +53,10 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
   }
   registerHealthRoute(app, deps, inFlight, ring);
-  app.use("/v1/*", keyAuth(ring, keys, deps.logger));
+  // One instance: its per-key limits are shared by every path it guards (a route outside /v1/* that
+  // needs a key, such as a metrics endpoint, uses this same `auth`).
+  const auth = keyAuth(ring, keys, deps.logger);
+  app.use("/v1/*", auth);
   app.use(
     "/v1/*",
     bodyLimit({
