@@ -1,8 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { Logger } from "pino";
 import { HttpError } from "../http-error.js";
-import type { ApiKey } from "../keys/api-key.js";
-import { NO_KEY_NAME } from "../keys/api-key.js";
+import { NO_KEY_NAME, type ApiKey } from "../keys/api-key.js";
 import { KeyLimiter } from "../keys/key-limiter.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import { KeyScope } from "../keys/key-scope.js";

@@ -7,9 +7,9 @@ import { KeyScope } from "../keys/key-scope.js";
 
 /**
  * GET /health: never behind auth (probes carry no token); the same body for 200 and 503. Only a
- * request with a key whose `endpoints` allow `/health` (the bearer token: every key with no
- * endpoint list) sees the details (paths, pids, errors as logged); any other gets the same states
- * with file paths redacted.
+ * request with a key whose `endpoints` allow `/health` (the bearer token, and every key with the
+ * default `["*"]`) sees the details (paths, pids, errors as logged); any other gets the same
+ * states with file paths redacted.
  */
 export function registerHealthRoute(app: Hono, deps: HttpDeps, inFlight: InFlightWork, ring: KeyRing | null): void {
   const authorized = (header: string | undefined): boolean => {
