@@ -5,14 +5,14 @@ import type { Engine, LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
-import type { EmitEvent } from "./events.js";
 import { inputText } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
 import { countStatelessPrompt } from "./stateless-prompt-count.js";
 import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
-import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./turn-request.js";
+import { scopeTools } from "../tools/scoped-tool-provider.js";
+import type { SessionRunnerDeps, StatelessTurnOptions, TurnOptions, TurnRequest } from "./turn-request.js";
 import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
 
 /**
@@ -41,7 +41,7 @@ export class SessionRunner {
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
-  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
+  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: StatelessTurnOptions): Promise<TurnOutcome> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
     const engine = await this.deps.engineFor(agent.model);
@@ -58,14 +58,14 @@ export class SessionRunner {
     agentName: string,
     agent: AgentConfig,
     request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined },
-    options: { signal: AbortSignal; emit: EmitEvent },
+    options: StatelessTurnOptions,
   ): Promise<TurnOutcome> {
     return runStatelessTurn(
       {
         config: this.deps.config,
         agent,
         engine,
-        tools: this.deps.tools,
+        tools: scopeTools(this.deps.tools, options.toolScope),
         logger: this.deps.logger,
         warmUp: async (signal, onModelLoad) => {
           await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);

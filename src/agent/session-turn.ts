@@ -11,6 +11,7 @@ import { TurnTally, type SessionTurnOutcome } from "./turn-outcome.js";
 import type { TurnState } from "./turn-state.js";
 import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import { scopeTools } from "../tools/scoped-tool-provider.js";
 
 /** A turn as SessionRunner.runTurn set it up under the session lock: new, or resumed from its checkpoint. */
 export interface SessionTurn {
@@ -44,7 +45,7 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
   const model = config.llama.models[agent.model];
   if (model === undefined) throw new RuntimeError("config_invalid", `agents.${agentName}.model names an unknown model "${agent.model}"`);
   const engine = await deps.engineFor(agent.model);
-  const tools = options.tools ?? deps.tools;
+  const tools = scopeTools(options.tools ?? deps.tools, options.toolScope);
   if (request.resume !== true) assertEngineAccepts(engine, turn.messages);
   const sampling = resolveSampling(agent, request.overrides);
   warnings.push(...samplingWarnings(engine, request.overrides));

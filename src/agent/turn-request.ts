@@ -3,6 +3,7 @@ import type { Config } from "../config/schema.js";
 import type { ContentPart, SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
+import type { ToolScope } from "../tools/scoped-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, EmitEvent } from "./events.js";
 
@@ -31,7 +32,12 @@ export interface TurnOptions {
    * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.
    */
   tools?: ToolProvider | undefined;
+  /** The tools this caller may run (an HTTP API key's): calls outside it fail as tool errors the model sees. */
+  toolScope?: ToolScope | undefined;
 }
+
+/** What a client-kept (stateless) turn takes from its front door. */
+export type StatelessTurnOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope">;
 
 export interface SessionRunnerDeps {
   config: Config;

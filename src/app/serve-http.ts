@@ -3,6 +3,8 @@ import type { ConfigState } from "../config/load-config.js";
 import type { Config } from "../config/schema.js";
 import { createHttpApp } from "../http/app.js";
 import { resolveBearerToken } from "../http/bearer-token.js";
+import type { ApiKey } from "../http/keys/api-key.js";
+import { resolveApiKeys } from "../http/keys/resolve-keys.js";
 import type { HttpSettings } from "../http/http-deps.js";
 import { assertNoPortClash } from "../http/port-check.js";
 import { listenHttp } from "../http/serve.js";
@@ -42,9 +44,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
   const { config, configState, env } = options;
   const port = options.port ?? config.http.port;
   let bearerToken: string | null;
+  let keys: ApiKey[];
   try {
     assertNoPortClash(config, port);
     bearerToken = await resolveBearerToken({ flag: options.bearerToken, flagFile: options.bearerTokenFile, env, configToken: config.http.bearer_token, configFile: config.http.bearer_token_file });
+    keys = await resolveApiKeys({ bearerToken, keys: config.http.keys, env });
   } catch (error) {
     return { ok: false, message: (error as Error).message };
   }
@@ -52,6 +56,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     host: options.host ?? config.http.host,
     port,
     bearerToken,
+    keys,
     corsOrigins: config.http.cors_origins,
     allowedHosts: config.http.allowed_hosts,
     maxBodyBytes: config.http.max_body_bytes,
@@ -86,9 +91,11 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
   }
   // The port is bound only now, so the actual one (for --port 0) is what gets logged.
   settings.port = server.port;
-  logger.info({ host: settings.host, port: server.port, version: runtime.info.version, auth: settings.bearerToken !== null }, "serve-http listening");
-  if (!LOOPBACK.has(settings.host) && settings.bearerToken === null) {
-    logger.warn({ host: settings.host }, "serve-http is bound to a non-loopback address without a bearer token: anyone who can reach it can run the agent (set http.bearer_token)");
+  // Key names only: tokens are never logged.
+  const auth = settings.bearerToken !== null || keys.length > 0;
+  logger.info({ host: settings.host, port: server.port, version: runtime.info.version, auth, keys: keys.map((key) => key.name) }, "serve-http listening");
+  if (!LOOPBACK.has(settings.host) && !auth) {
+    logger.warn({ host: settings.host }, "serve-http is bound to a non-loopback address without a bearer token: anyone who can reach it can run the agent (set http.bearer_token or http.keys)");
   }
 
   // Eager warm-up: /health says "starting" (503) until it is done; chats that arrive meanwhile

@@ -32,7 +32,11 @@ export function resolveConfigPaths(config: Config, baseDir: string): Config {
         ]),
       ),
     },
-    http: { ...config.http, bearer_token_file: config.http.bearer_token_file === null ? null : resolve(config.http.bearer_token_file) },
+    http: {
+      ...config.http,
+      bearer_token_file: config.http.bearer_token_file === null ? null : resolve(config.http.bearer_token_file),
+      keys: config.http.keys.map((key) => ({ ...key, token_file: key.token_file === null ? null : resolve(key.token_file) })),
+    },
     mcp: {
       servers: Object.fromEntries(
         Object.entries(config.mcp.servers).map(([name, server]) => [

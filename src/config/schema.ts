@@ -133,12 +133,44 @@ export const mcpSchema = z.strictObject({
   servers: z.record(z.string().min(1), mcpServerSchema).default({}),
 });
 
+/** A key's name: what logs and metrics show (never the token), so a bounded, label-safe set of characters. */
+const keyName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "a key name: 1-64 letters, digits, '_', '.' or '-'");
+const globList = z.array(z.string().min(1)).default(["*"]);
+
+/** One `http.keys` entry: a token (from exactly one source) and what it may do. docs/operations.md "Keys". */
+export const httpKeySchema = z
+  .strictObject({
+    name: keyName,
+    token: z.string().min(1).nullable().default(null),
+    /** A file (mode 600) whose first line is the token; relative to the config's folder. */
+    token_file: z.string().min(1).nullable().default(null),
+    /** The name of an environment variable holding the token. */
+    token_env: z.string().min(1).nullable().default(null),
+    /** Agent names (or `llama.models` names, for embeddings and completions) the key may use: globs. */
+    models: globList,
+    /** Request paths under /v1 the key may call: globs, `*` crosses `/` (`/v1/chat/*`). */
+    endpoints: globList,
+    /** Tools the key's turns may run: globs as in `agents.<name>.tools`. */
+    tools: globList,
+    max_concurrent: positiveInt.nullable().default(null),
+    requests_per_minute: positiveInt.nullable().default(null),
+  })
+  .superRefine((key, ctx) => {
+    const sources = [key.token, key.token_file, key.token_env].filter((source) => source !== null).length;
+    if (sources !== 1) ctx.addIssue({ code: "custom", path: ["token"], message: `key "${key.name}" needs exactly one of token, token_file, token_env (it has ${sources})` });
+  });
+
+/** Names the bearer token and an unauthenticated request go by (logs, metrics). */
+export const RESERVED_KEY_NAMES = ["default", "none"] as const;
+
 export const httpSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: port.default(8080),
   bearer_token: z.string().min(1).nullable().default(null),
   /** A file holding the token (first line), so it need not be in the config or on a command line. */
   bearer_token_file: z.string().min(1).nullable().default(null),
+  /** Scoped API keys; the bearer token above stays a key named "default" with every right. */
+  keys: z.array(httpKeySchema).default([]),
   cors_origins: z.array(z.string()).default([]),
   max_body_bytes: positiveInt.default(10 * MiB),
   /** Extra Host header names accepted besides the bound host, localhost, 127.0.0.1 and [::1] (DNS-rebinding guard). */
@@ -201,6 +233,15 @@ export const configSchema = z
         ctx.addIssue({ code: "custom", path: ["http", "model_aliases", alias], message: `"${alias}" is an agent's name already: an agent's name always means that agent` });
       }
     }
+    const seen = new Set<string>();
+    for (const [index, key] of config.http.keys.entries()) {
+      if ((RESERVED_KEY_NAMES as readonly string[]).includes(key.name)) {
+        ctx.addIssue({ code: "custom", path: ["http", "keys", index, "name"], message: `"${key.name}" is reserved (${RESERVED_KEY_NAMES.join(", ")}: the bearer token's name and an unauthenticated request's)` });
+      } else if (seen.has(key.name)) {
+        ctx.addIssue({ code: "custom", path: ["http", "keys", index, "name"], message: `duplicate key name "${key.name}": each key needs its own name` });
+      }
+      seen.add(key.name);
+    }
     for (const [name, agent] of Object.entries(config.agents)) {
       if (!(agent.model in config.llama.models)) {
         const known = Object.keys(config.llama.models);
@@ -218,4 +259,5 @@ export type ModelConfig = z.output<typeof modelSchema>;
 export type RestartConfig = z.output<typeof restartSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type HttpKeyConfig = z.output<typeof httpKeySchema>;
 export { LOG_LEVELS, type LogLevel };

@@ -2,7 +2,9 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { HttpDeps } from "./http-deps.js";
-import { bearerAuth } from "./middleware/bearer-auth.js";
+import { DEFAULT_KEY_NAME, fullRightsKey } from "./keys/api-key.js";
+import { KeyRing } from "./keys/key-ring.js";
+import { keyAuth } from "./middleware/key-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { InFlightWork } from "./in-flight-work.js";
@@ -31,7 +33,8 @@ export interface HttpApp {
  * The HTTP front door as a plain Hono app: no socket, so unit tests drive it with `app.request()`
  * and serve.ts puts it on @hono/node-server. Order matters: the Host check guards everything
  * (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON bodies on /v1/* before
- * CORS answers an allowed origin's preflight, /health stays open, /v1/* needs the token.
+ * CORS answers an allowed origin's preflight, /health stays open, /v1/* needs a key (the bearer
+ * token or one of http.keys) whose scope and limits allow the request.
  */
 export function createHttpApp(deps: HttpDeps): HttpApp {
   const { settings } = deps;
@@ -40,6 +43,8 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
   const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel });
+  const keys = [...(settings.bearerToken === null ? [] : [fullRightsKey(DEFAULT_KEY_NAME, settings.bearerToken)]), ...(settings.keys ?? [])];
+  const ring = keys.length === 0 ? null : new KeyRing(keys);
 
   app.use("*", hostCheck(settings));
   app.use("/v1/*", crossSiteGuard(settings));
@@ -47,8 +52,11 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   if (settings.corsOrigins.length > 0) {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
   }
-  registerHealthRoute(app, deps, inFlight);
-  if (settings.bearerToken !== null) app.use("/v1/*", bearerAuth(settings.bearerToken));
+  registerHealthRoute(app, deps, inFlight, ring);
+  // One instance: its per-key limits are shared by every path it guards (a route outside /v1/* that
+  // needs a key, such as a metrics endpoint, uses this same `auth`).
+  const auth = keyAuth(ring, keys, deps.logger);
+  app.use("/v1/*", auth);
   app.use(
     "/v1/*",
     bodyLimit({

@@ -23,7 +23,8 @@ export async function resolveBearerToken(sources: TokenSources): Promise<string 
   return sources.configToken;
 }
 
-async function readTokenFile(file: string, origin: string): Promise<string> {
+/** The first line of a token file; refused when others may read it, missing or empty (`origin` names the setting in the error). */
+export async function readTokenFile(file: string, origin: string): Promise<string> {
   let text: string;
   try {
     const info = await stat(file);

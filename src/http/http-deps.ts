@@ -1,19 +1,19 @@
 import type { PsReport } from "../engine/model-ps.js";
 import type { Logger } from "pino";
-import type { EmitEvent } from "../agent/events.js";
-import type { TurnRequest } from "../agent/turn-request.js";
+import type { StatelessTurnOptions, TurnOptions, TurnRequest } from "../agent/turn-request.js";
 import type { StatelessTurnRequest } from "../agent/stateless-turn.js";
 import type { SessionTurnOutcome, TurnOutcome } from "../agent/turn-outcome.js";
 import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
+import type { ApiKey } from "./keys/api-key.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
   /** Session mode: history from the store. */
-  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome>;
+  runTurn(request: TurnRequest, options: Pick<TurnOptions, "signal" | "emit" | "toolScope">): Promise<SessionTurnOutcome>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
-  runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome>;
+  runStateless(request: StatelessTurnRequest, options: StatelessTurnOptions): Promise<TurnOutcome>;
   /** The prompt tokens a stateless turn of this request would evaluate (system prompt, conversation, tools). */
   countPromptTokens?(request: StatelessTurnRequest, signal: AbortSignal): Promise<number>;
 }
@@ -23,6 +23,8 @@ export interface HttpSettings {
   host: string;
   port: number;
   bearerToken: string | null;
+  /** http.keys, tokens read (the bearer token is the key "default" besides them). */
+  keys?: readonly ApiKey[];
   corsOrigins: string[];
   allowedHosts: string[];
   maxBodyBytes: number;

@@ -4,6 +4,9 @@ import { toRuntimeError, type ErrorCode } from "../shared/runtime-error.js";
 /** Failures only the HTTP front door has (no RuntimeError code fits them). */
 export type HttpOnlyCode =
   | "unauthorized"
+  | "permission_denied"
+  | "rate_limit_exceeded"
+  | "concurrency_limit_exceeded"
   | "not_found"
   | "model_not_found"
   | "payload_too_large"
@@ -38,6 +41,11 @@ export interface MappedError {
 
 const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
   unauthorized: [401, "authentication_error"],
+  // An API key's scope (docs/operations.md "Keys"); Anthropic's shape takes its type from the status.
+  permission_denied: [403, "permission_error"],
+  // OpenAI's own body for a request-rate limit: type "requests", code rate_limit_exceeded.
+  rate_limit_exceeded: [429, "requests"],
+  concurrency_limit_exceeded: [429, "requests"],
   not_found: [404, "invalid_request_error"],
   model_not_found: [404, "invalid_request_error"],
   payload_too_large: [413, "invalid_request_error"],

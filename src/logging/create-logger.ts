@@ -13,7 +13,7 @@ export interface LoggerOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const REDACT = ["api_key", "bearer_token", "*.api_key", "*.bearer_token", "headers.authorization", "*.headers.authorization"];
+const REDACT = ["api_key", "bearer_token", "token", "*.api_key", "*.bearer_token", "*.token", "headers.authorization", "*.headers.authorization", 'headers["x-api-key"]', '*.headers["x-api-key"]'];
 
 /** `LOCAL_AI_LOG_LEVEL` wins over the config so a user can turn on debug without editing it. */
 export function resolveLogLevel(configured: LogLevel | undefined, env: Readonly<Record<string, string | undefined>>): LogLevel {

@@ -171,6 +171,24 @@ describe("AgentLoop through the SessionRunner (scripted engine, real store)", ()
     assert.equal(tools.calls.length, 0);
   });
 
+  it("a per-turn tool scope (an HTTP API key's): a call outside it fails inside the turn, before approval, in session and stateless turns; a call inside runs", async () => {
+    const engine = new ScriptedEngine([callTool("write", { text: "x" }, "w1"), callTool("echo", { text: "hi" }, "e1"), say("session done"), callTool("write", { text: "x" }, "w2"), say("stateless done")]);
+    const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true }, echoTool()]);
+    const h = await agentHarness(engine, tools);
+    const toolScope = { holder: 'API key "ci"', patterns: ["echo"] };
+    let asked = 0;
+    const emit = (): void => undefined;
+    const session = await h.runner.runTurn({ session_id: "scoped", input: "go" }, { signal: new AbortController().signal, emit, toolScope, askApproval: async () => (asked++, "approve") });
+    assert.equal(session.response, "session done");
+    assert.equal(lastTool(engine.requests[1]!.messages), 'Error (error): API key "ci" may not run the tool "write"');
+    assert.equal(lastTool(engine.requests[2]!.messages), "echo: hi");
+    const stateless = await h.runner.runStateless({ agent: "assistant", messages: [{ role: "user", content: "go" }] }, { signal: new AbortController().signal, emit, toolScope });
+    assert.equal(stateless.response, "stateless done");
+    assert.equal(lastTool(engine.requests[4]!.messages), 'Error (error): API key "ci" may not run the tool "write"');
+    assert.equal(asked, 0, "nobody is asked about a call the key may not run");
+    assert.deepEqual(tools.calls.map((call) => call.name), ["echo"]);
+  });
+
   it("a front door that can ask: the approval callback is asked mid-turn; approve runs the tool", async () => {
     const engine = new ScriptedEngine([callTool("write", { text: "x" }, "call-7"), say("written")]);
     const tools = new ScriptedToolProvider([{ name: "write", inputSchema: echoSchema, requiresApproval: true, replies: { content: "ok" } }, echoTool()]);

@@ -5,6 +5,7 @@ import { HttpError } from "../http-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
+import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
 import type { ThinkingDisplay } from "./message-builder.js";
@@ -38,7 +39,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
     const identity = { id: newMessageId(), model: request.model };
     const userId = request.metadata?.user_id ?? undefined;
     return runMessage({
-      run: (options) => runner.runStateless({ agent, ...resolved.turn }, options),
+      run: (options) => runner.runStateless({ agent, ...resolved.turn }, { ...options, toolScope: requestKeyScope(c).toolScope }),
       identity,
       thinking: thinkingDisplay(request),
       warnings: resolved.warnings,
@@ -76,6 +77,7 @@ function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unkno
   deps.logger.debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
   // Claude Code sends its own model names (claude-opus-..., claude-haiku-...): http.model_aliases maps them.
   const resolved = resolver.resolve(request.model);
+  requestKeyScope(c).assertModel(resolved);
   const agent = resolved.agent ?? "";
   const modelName = resolved.modelName;
   const images = deps.models?.describe(modelName).capabilities.vision ?? false;

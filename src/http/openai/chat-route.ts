@@ -7,12 +7,13 @@ import { startRequestWork } from "../request-work.js";
 import type { SessionGate } from "../session-gate.js";
 import { assignCompletionId, completionObject, newCompletionIdentity } from "./completion.js";
 import { resolveChatTurn } from "./chat-turn.js";
+import { requestKeyScope } from "../request-key.js";
 import { streamTurn } from "./chat-stream.js";
 
 /** POST /v1/chat/completions: one agent turn (resolved from the body by chat-turn.ts) answered as OpenAI JSON or SSE. */
 export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, inFlight: InFlightWork): void {
   app.post("/v1/chat/completions", async (c) => {
-    const turn = resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate);
+    const turn = resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate, requestKeyScope(c));
     const { body, agent, start } = turn;
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release });
     const identity = newCompletionIdentity(turn.model);

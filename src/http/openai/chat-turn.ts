@@ -5,6 +5,7 @@ import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
+import type { KeyScope } from "../keys/key-scope.js";
 import type { ModelResolver } from "../resolve-model.js";
 import type { SessionGate } from "../session-gate.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
@@ -32,10 +33,12 @@ export interface ChatTurn {
  * is a conversation kept by the client, as every OpenAI client sends it: its messages are the
  * whole context and nothing is stored. Every refusal is thrown here, before any work starts.
  */
-export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate): ChatTurn {
+/** `scope`: the request's key (its models are checked here, its tools go down with the turn). */
+export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, scope: KeyScope): ChatTurn {
   const body = parseChatRequest(raw);
   assertSupported(body);
   const resolved = resolver.resolve(body.model);
+  scope.assertModel(resolved);
   // Chat names agents only (no llama.models names), so there is always one.
   const agent = resolved.agent ?? "";
   const ignored = ignoredFieldWarnings(raw);
@@ -49,7 +52,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
     if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
-      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, options), ignored);
+      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, { ...options, toolScope: scope.toolScope }), ignored);
     return { body, agent, model: resolved.id, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
@@ -61,7 +64,7 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
   const input = lastUserInput(body);
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
-    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, options), ignored);
+    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope }), ignored);
   return { body, agent, model: resolved.id, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 

@@ -5,7 +5,9 @@ import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import type { InFlightWork } from "../in-flight-work.js";
+import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
+import { requestKeyScope } from "../request-key.js";
 import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { streamCompletion } from "./completion-stream.js";
@@ -26,7 +28,7 @@ interface ResolvedCompletion {
  */
 export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, inFlight: InFlightWork): void {
   app.post("/v1/completions", async (c) => {
-    const resolved = await resolveCompletion(await readJson(c), resolver, models);
+    const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c));
     // The client going away (or shutdown) stops generation at once and frees the sequence.
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
     const chunks = resolved.complete({ ...resolved.completion, signal: work.controller.signal });
@@ -46,9 +48,11 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
   });
 }
 
-async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<ResolvedCompletion> {
+async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<ResolvedCompletion> {
   const body = parseCompletionsRequest(raw);
-  const { id, modelName } = resolver.resolve(body.model, models.names);
+  const resolved = resolver.resolve(body.model, models.names);
+  scope.assertModel(resolved);
+  const { id, modelName } = resolved;
   const engine = await models.engine(modelName);
   const complete = engine.complete?.bind(engine);
   if (complete === undefined) {

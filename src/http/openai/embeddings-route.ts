@@ -2,7 +2,9 @@ import type { Hono } from "hono";
 import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
+import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
+import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { embeddingList } from "./embedding-list.js";
@@ -11,7 +13,7 @@ import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-sch
 /** POST /v1/embeddings: vectors from the model behind the named agent (or a model named directly). */
 export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess): void {
   app.post("/v1/embeddings", async (c) => {
-    const { body, id, embed } = await resolveEmbeddings(await readJson(c), resolver, models);
+    const { body, id, embed } = await resolveEmbeddings(await readJson(c), resolver, models, requestKeyScope(c));
     // The client going away (or shutdown) stops the work between inputs.
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
@@ -23,9 +25,11 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: Mod
   });
 }
 
-async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
+async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
   const body = parseEmbeddingsRequest(raw);
-  const { id, modelName } = resolver.resolve(body.model, models.names);
+  const resolved = resolver.resolve(body.model, models.names);
+  scope.assertModel(resolved);
+  const { id, modelName } = resolved;
   const description = models.describe(modelName);
   const engine = await models.engine(modelName);
   const embed = engine.embed?.bind(engine);

@@ -3,7 +3,9 @@ import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../http-error.js";
+import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
+import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import { startRequestWork } from "../request-work.js";
 import { newIdentity } from "./response-object.js";
@@ -22,7 +24,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest(raw);
-    const { agent, modelName, id: model, warnings } = resolveAgent(resolver, request.model);
+    const { agent, modelName, id: model, warnings } = resolveAgent(resolver, request.model, requestKeyScope(c));
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
     const store = request.store === false ? undefined : responseStore;
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images });
@@ -47,7 +49,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
             truncation: request.truncation ?? "disabled",
             ...(request.keep_alive === undefined ? {} : { keep_alive: request.keep_alive }),
           },
-          options,
+          { ...options, toolScope: requestKeyScope(c).toolScope },
         ),
       turn,
       identity,
@@ -67,7 +69,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses/input_tokens", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest({ ...(raw as object), stream: false, store: false });
-    const { agent, modelName } = resolveAgent(resolver, request.model);
+    const { agent, modelName } = resolveAgent(resolver, request.model, requestKeyScope(c));
     const runner = deps.runner();
     if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision });
@@ -92,8 +94,9 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
  * `model` as every endpoint reads it (agent, alias, http.unknown_model); the Responses API serves
  * agents only. The response echoes the name the client sent (Codex checks it).
  */
-function resolveAgent(resolver: ModelResolver, model: string | undefined): { agent: string; modelName: string; id: string; warnings: string[] } {
+function resolveAgent(resolver: ModelResolver, model: string | undefined, scope: KeyScope): { agent: string; modelName: string; id: string; warnings: string[] } {
   const resolved = resolver.resolve(model);
+  scope.assertModel(resolved);
   const agent = resolved.agent ?? "";
   const warnings = resolved.fallback === true ? [`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`] : [];
   return { agent, modelName: resolved.modelName, id: resolved.id, warnings };

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { ModelPsEntry } from "../../engine/model-ps.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { requestKeyScope } from "../request-key.js";
 
 /**
  * GET /v1/models and /v1/models/{id}: agents (not GGUF files) are what a client picks, so they
@@ -10,6 +11,8 @@ import type { ModelResolver } from "../resolve-model.js";
  * model's facts as extra fields (clients ignore unknown fields): context_length, engine,
  * capabilities, and the scheduler's view (status, memory, expires_at, pinned, in_flight).
  * GET /v1/ps: the loaded models themselves (llama.models names), like `ollama ps`.
+ * A key limited to some models sees only those (and /v1/ps only the models behind them); naming
+ * another in /v1/models/{id} is 403 `permission_denied`, as using it would be.
  */
 export function registerModelsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, startedAt: number): void {
   const states = async (): Promise<Map<string, ModelPsEntry>> => new Map(deps.models === undefined ? [] : (await deps.models.ps()).models.map((entry) => [entry.name, entry]));
@@ -29,10 +32,13 @@ export function registerModelsRoute(app: Hono, deps: HttpDeps, resolver: ModelRe
   };
   app.get("/v1/models", async (c) => {
     const ps = await states();
-    return c.json({ object: "list", data: resolver.listed().map(({ id, agent }) => modelObject(id, agent, ps)) });
+    const scope = requestKeyScope(c);
+    return c.json({ object: "list", data: resolver.listed().filter(({ agent }) => scope.allowsModel(agent)).map(({ id, agent }) => modelObject(id, agent, ps)) });
   });
   app.get("/v1/ps", async (c) => {
-    const loaded = [...(await states()).values()].filter((entry) => entry.status === "loaded");
+    const scope = requestKeyScope(c);
+    const usable = (model: string): boolean => scope.allowsModel(model) || Object.entries(deps.agents).some(([agent, served]) => served === model && scope.allowsModel(agent));
+    const loaded = [...(await states()).values()].filter((entry) => entry.status === "loaded" && usable(entry.name));
     return c.json({
       object: "list",
       data: loaded.map((entry) => ({
@@ -50,7 +56,9 @@ export function registerModelsRoute(app: Hono, deps: HttpDeps, resolver: ModelRe
     });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
-    const { id, agent } = resolver.resolve(c.req.param("id"));
+    const resolved = resolver.resolve(c.req.param("id"));
+    requestKeyScope(c).assertModel(resolved);
+    const { id, agent } = resolved;
     return c.json(modelObject(id, agent ?? "", await states()));
   });
 }
