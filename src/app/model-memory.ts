@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
 import { probeHardware } from "../engine/plan/hardware.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModel } from "../engine/plan/plan-models.js";
 import type { MemoryNeed } from "../engine/scheduler-types.js";

@@ -1,7 +1,7 @@
 import { pino, type Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { downloadSettingsOf } from "../models/download-settings.js";
-import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
+import { lazyLlama, type LlamaLoader } from "../engine/llama/llama-loader.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";

@@ -2,7 +2,7 @@ import type { GgufFileInfo } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { modelReferenceKind } from "../config/model-reference.js";
 import { modelSchema, type Config, type ModelConfig } from "../config/schema.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import { localModelInfo, type ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModels } from "../engine/plan/plan-models.js";
 import type { HardwareSnapshot, ModelPlanEntry, ModelPlanReport } from "../engine/plan/plan-types.js";

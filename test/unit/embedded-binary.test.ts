@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { checkEmbeddedBinary } from "../../src/diagnostics/checks/embedded-binary.js";
 import { autoThreads } from "../../src/engine/auto-threads.js";
 import { embeddedBinaryOf, findLocalBuild, LOCAL_BUILD_CMAKE_OPTIONS, type LocalBuild } from "../../src/engine/llama-binary.js";
-import type { LlamaHandle, LlamaLoader } from "../../src/engine/plan/llama-loader.js";
+import type { LlamaHandle, LlamaLoader } from "../../src/engine/llama/llama-loader.js";
 
 const PREBUILT_INFO = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1 | REPACK = 1 | ";
 const LOCAL_INFO = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | ";

@@ -1,6 +1,6 @@
 import { autoThreads } from "../../engine/auto-threads.js";
 import { embeddedBinaryOf, findLocalBuild, type EmbeddedBinaryChoice, type LocalBuild } from "../../engine/llama-binary.js";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import type { CheckResult } from "../doctor-report.js";
 import { firstLine, ok, warn } from "../check-result.js";
 

@@ -2,7 +2,7 @@ import type { Config } from "../../config/schema.js";
 import type { DownloadSettings } from "../../models/download-settings.js";
 import { inspectModelFile } from "../../models/inspect-model-file.js";
 import { modelInfoIn } from "../../models/model-files.js";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import { formatParams } from "../../engine/plan/plan-alternatives.js";
 import { modelFactsJson, planEstimatesJson } from "../../engine/plan/plan-json.js";
 import { planModels } from "../../engine/plan/plan-models.js";

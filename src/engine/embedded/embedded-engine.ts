@@ -14,7 +14,7 @@ import { createKvKeeper, type KvCacheSettings, type KvKeeper } from "./kv-keeper
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
-import { promptTokensFor } from "./prompt-tokens.js";
+import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { SequencePool } from "./sequence-pool.js";
 import { offeredTools } from "./generation-options.js";
 import { generateOnSequence } from "./sequence-generation.js";

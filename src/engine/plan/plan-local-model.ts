@@ -7,7 +7,7 @@ import type { HelpProbe } from "../llama-server/help-probe.js";
 import { BASELINE_SUPPORTED_FLAGS, buildServerArgs } from "../llama-server/server-args.js";
 import { decidePlan, type PlanDecision } from "./decide-plan.js";
 import { createInsightsEstimator } from "./insights-estimator.js";
-import type { LlamaHandle, LlamaLoader } from "./llama-loader.js";
+import type { LlamaHandle, LlamaLoader } from "../llama/llama-loader.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlan } from "./plan-types.js";
 import { validateGguf } from "./validate-gguf.js";
 

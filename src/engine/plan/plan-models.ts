@@ -4,7 +4,7 @@ import { formatBytes } from "../../shared/format-bytes.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HelpProbe } from "../llama-server/help-probe.js";
 import { describeHardware, probeHardware } from "./hardware.js";
-import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
+import { lazyLlama, type LlamaLoader } from "../llama/llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
 import { localModelInfo, planLocalModel, type LocalPlanContext, type ModelInfoSource } from "./plan-local-model.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry, ModelPlanReport } from "./plan-types.js";

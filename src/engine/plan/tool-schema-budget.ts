@@ -1,9 +1,9 @@
 import type { LlamaModel } from "node-llama-cpp";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import type { GenerateRequest, ToolSpec } from "../chat-types.js";
-import { promptTokensFor } from "../embedded/prompt-tokens.js";
+import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { checkGgufFile } from "../gguf/check-gguf-file.js";
-import type { LlamaLoader } from "./llama-loader.js";
+import type { LlamaLoader } from "../llama/llama-loader.js";
 
 /** One agent's offer of tools to its model, to be weighed against that model's context. */
 export interface AgentToolOffer {
