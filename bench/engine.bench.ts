@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { autoThreads } from "../src/engine/auto-threads.js";
+import { embeddedAutoThreads, llamaServerAutoThreads } from "../src/engine/auto-threads.js";
 import { physicalCores } from "../src/engine/cpu-cores.js";
 import { findLocalBuild } from "../src/engine/llama-binary.js";
 import { benchParamCount, ensureFixture, Mulberry32, resolveBenchShape, type BenchShapeName } from "../test/fixtures/gguf/index.js";
@@ -336,8 +336,8 @@ for (const threads of threadsList) {
 
 // What a user gets with `threads: auto` on each side (auto-threads.ts), when those thread counts ran.
 const cores = physicalCores();
-const serverAuto = autoThreads("llama-server", cores);
-const embeddedAuto = autoThreads("embedded", cores);
+const serverAuto = llamaServerAutoThreads(cores);
+const embeddedAuto = embeddedAutoThreads(cores);
 if (threadsList.includes(embeddedAuto) && threadsList.includes(serverAuto)) {
   if (serverAuto !== embeddedAuto && threadsList.includes(embeddedAuto) && pick("llama-server", serverAuto, "gen_tps") < pick("llama-server", embeddedAuto, "gen_tps")) {
     out(`note: llama-server made fewer tokens/s at ${serverAuto} threads than at ${embeddedAuto} in this run: its OpenMP threads spin at barriers, which a busy machine punishes (docs/benchmarks.md)`);

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { autoThreads } from "../src/engine/auto-threads.js";
+import { llamaServerAutoThreads } from "../src/engine/auto-threads.js";
 import { physicalCores } from "../src/engine/cpu-cores.js";
 import { findLocalBuild } from "../src/engine/llama-binary.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
@@ -40,7 +40,7 @@ const median = (values: number[]): number => {
 };
 
 const serverBinary = process.env.BENCH_SERVER === "0" ? null : findLlamaServerBinary();
-const serverThreads = process.env.BENCH_THREADS !== undefined ? Number(process.env.BENCH_THREADS) : autoThreads("llama-server", physicalCores());
+const serverThreads = process.env.BENCH_THREADS !== undefined ? Number(process.env.BENCH_THREADS) : llamaServerAutoThreads(physicalCores());
 const modelName = process.env.BENCH_MODEL ?? "small";
 const serverModel = modelName === "tiny" ? await ensureFixture("tiny", { seed: 3 }) : await ensureFixture("bench", { shape: modelName === "0.5b" ? "0.5b" : "small" });
 const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "128");

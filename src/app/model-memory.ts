@@ -1,8 +1,9 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
+import { driverOf } from "../engine/drivers/engine-drivers.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
 import { probeHardware } from "../engine/plan/hardware.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModel } from "../engine/plan/plan-models.js";
 import type { MemoryNeed } from "../engine/scheduler-types.js";
@@ -27,7 +28,7 @@ export interface ModelMemory {
 export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelMemory {
   const estimates = new Map<string, Promise<MemoryNeed>>();
   let budget: Promise<MemoryNeed> | undefined;
-  const hasLocal = Object.values(config.llama.models).some((model) => model.engine !== "openai");
+  const hasLocal = Object.values(config.llama.models).some((model) => driverOf(model).local !== null);
   return {
     budget: () => (budget ??= resolveBudget(config, hasLocal ? deps.llama : null)),
     estimate: (name) => {
@@ -59,7 +60,8 @@ async function resolveBudget(config: Config, llama: LlamaLoader | null): Promise
 
 async function estimateModel(config: Config, name: string, deps: ModelMemoryDeps): Promise<MemoryNeed> {
   const model = config.llama.models[name];
-  if (model === undefined || model.engine === "openai") return { ramBytes: 0, vramBytes: 0 };
+  // A model without local weights (an endpoint) holds nothing here.
+  if (model === undefined || driverOf(model).local === null) return { ramBytes: 0, vramBytes: 0 };
   const entry = await planModel(name, config, {
     llama: deps.llama,
     logger: deps.logger,

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import { downloadSettingsOf, type DownloadSettings } from "../models/download-settings.js";
 import { ModelFiles } from "../models/model-files.js";
 import type { ModelPuller } from "../models/model-puller.js";

@@ -1,7 +1,8 @@
 import { pino, type Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { downloadSettingsOf } from "../models/download-settings.js";
-import { lazyLlama, type LlamaLoader } from "../engine/plan/llama-loader.js";
+import { lazyLlama, type LlamaLoader } from "../engine/llama/llama-loader.js";
+import { driverOf } from "../engine/drivers/engine-drivers.js";
 import { fail } from "./check-result.js";
 import { checkConfig } from "./checks/config.js";
 import { checkDataDir } from "./checks/data-dir.js";
@@ -107,7 +108,7 @@ function planChecks(context: DoctorContext, llama: LlamaLoader, logger: Logger):
     { id: "data_dir", title: "Data directory", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkDataDir(config.app.data_dir) },
     { id: "store_names", title: "Store names", stuck: "the disk holding app.data_dir does not answer (a hung network mount?)", run: () => checkStoreNames(config.app.data_dir) },
     { id: "models", title: "Models", stuck: "a model file's disk or an openai base_url does not answer", run: (signal) => checkModels(config, { settings, signal }) },
-    ...(Object.values(config.llama.models).some((model) => model.engine === "embedded")
+    ...(Object.values(config.llama.models).some((model) => driverOf(model).doctorChecks.includes("embedded_binary"))
       ? [{ id: "embedded.binary", title: "Embedded binary", stuck: "node-llama-cpp did not finish loading", run: () => checkEmbeddedBinary(llama, config.llama.embedded_binary) }]
       : []),
     { id: "model_plans", title: "Model plans", stuck: "node-llama-cpp did not finish loading or reading a model's metadata", run: (signal) => checkModelInsights(config, { llama, env, settings, signal }) },

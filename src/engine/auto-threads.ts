@@ -1,7 +1,6 @@
-import type { EngineKind } from "./engine.js";
-
 /**
- * What `threads: auto` means, per engine (measured, docs/engines.md, docs/benchmarks.md):
+ * What `threads: auto` means, per engine (measured, docs/engines.md, docs/benchmarks.md; each
+ * driver names its own):
  * - llama-server: every physical core. Its OpenMP pool stays alive between tokens and scales
  *   (2 cores: 230-260 tok/s at 2 threads vs 173-244 at 1 on the 84M bench model, quiet machine).
  * - embedded: one physical core fewer (at least 1), on either binary. The JS main thread and
@@ -11,7 +10,11 @@ import type { EngineKind } from "./engine.js";
  *   its helper threads anew and they meet at spinning barriers, so 2 threads gave 52-61 tok/s
  *   (quiet) and 1-10 tok/s under load.
  */
-export function autoThreads(engine: EngineKind, physicalCores: number): number {
-  const cores = Math.max(1, Math.floor(physicalCores));
-  return engine === "embedded" ? Math.max(1, cores - 1) : cores;
+export function llamaServerAutoThreads(physicalCores: number): number {
+  return Math.max(1, Math.floor(physicalCores));
+}
+
+/** The embedded engine's `threads: auto` (see llamaServerAutoThreads for why one core fewer). */
+export function embeddedAutoThreads(physicalCores: number): number {
+  return Math.max(1, llamaServerAutoThreads(physicalCores) - 1);
 }

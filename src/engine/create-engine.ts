@@ -1,13 +1,8 @@
-import { createHash } from "node:crypto";
-import path from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import { isSafeId } from "../shared/safe-id.js";
-import { storeName } from "../shared/store-name.js";
-import { autoThreads } from "./auto-threads.js";
-import { physicalCores } from "./cpu-cores.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
+import { driverOf } from "./drivers/engine-drivers.js";
 import type { Engine } from "./engine.js";
 import { ManagedEngine } from "./managed-engine.js";
 import { psReport, type PsReport } from "./model-ps.js";
@@ -40,62 +35,15 @@ const UNLIMITED: MemoryNeed = { ramBytes: Number.MAX_SAFE_INTEGER, vramBytes: Nu
 export type EngineDeps = EngineFactoryDeps & Required<Pick<EngineFactoryDeps, "children" | "helpProbe">>;
 
 /**
- * The engine for `llama.models.<name>`, chosen by its `engine` key. Each implementation is
- * imported when its first model is created (cold start: the openai client, which the llama-server
- * and openai engines speak through, and node-llama-cpp's wrappers load only for a model that uses them).
+ * The engine for `llama.models.<name>`, built by the driver of its `engine` key
+ * (drivers/engine-drivers.ts). Each implementation is imported when its first model is created
+ * (cold start: the openai client, which the llama-server and openai engines speak through, and
+ * node-llama-cpp's wrappers load only for a model that uses them).
  */
 export async function createEngine(name: string, deps: EngineDeps): Promise<Engine> {
   const model = deps.config.llama.models[name];
   if (model === undefined) throw new RuntimeError("config_invalid", `No model "${name}" under llama.models`);
-  const logger = deps.logger.child({ model: name });
-  switch (model.engine) {
-    case "embedded": {
-      const { EmbeddedEngine } = await import("./embedded/embedded-engine.js");
-      return new EmbeddedEngine(name, model, {
-        llama: deps.llama,
-        logger,
-        parallel: model.parallel,
-        kvCache: { dir: kvCacheDir(deps.config.app.data_dir, name), legacyDir: legacyKvCacheDir(deps.config.app.data_dir, name), diskBytes: model.kv_cache_disk_bytes },
-        ...(deps.validateModel ? { validateModel: deps.validateModel } : {}),
-        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
-      });
-    }
-    case "llama-server": {
-      const [{ LlamaServerEngine }, { restartTuning }] = await Promise.all([import("./llama-server/llama-server-engine.js"), import("./llama-server/tuning.js")]);
-      return new LlamaServerEngine(name, model, {
-        binary: deps.config.llama.binary,
-        dataDir: deps.config.app.data_dir,
-        logger,
-        threads: model.threads === "auto" ? autoThreads("llama-server", physicalCores()) : model.threads,
-        gpuLayers: model.gpu_layers === "auto" ? -1 : model.gpu_layers,
-        parallel: model.parallel,
-        tuning: restartTuning(deps.config.llama.restart),
-        children: deps.children,
-        helpProbe: deps.helpProbe,
-        ...(deps.modelFile ? { modelFile: deps.modelFile(name, model) } : {}),
-      });
-    }
-    case "openai": {
-      const { OpenAiEngine } = await import("./openai/openai-engine.js");
-      return new OpenAiEngine(name, model, { logger });
-    }
-    default: {
-      const unreachable: never = model.engine;
-      throw new RuntimeError("config_invalid", `Unknown engine ${String(unreachable)}`);
-    }
-  }
-}
-
-/** `<data_dir>/kv-cache/<storeName of the model name>` (`Qwen` and `qwen` apart on any disk). */
-export function kvCacheDir(dataDir: string, modelName: string): string {
-  return path.join(dataDir, "kv-cache", storeName(modelName));
-}
-
-/** The folder earlier versions used (raw name, or a hash), or null when it is the current one. */
-export function legacyKvCacheDir(dataDir: string, modelName: string): string | null {
-  const folder = isSafeId(modelName) ? modelName : `model-${createHash("sha256").update(modelName).digest("hex").slice(0, 16)}`;
-  const dir = path.join(dataDir, "kv-cache", folder);
-  return dir === kvCacheDir(dataDir, modelName) ? null : dir;
+  return driverOf(model).create(name, model, { ...deps, logger: deps.logger.child({ model: name }) });
 }
 
 /**

@@ -4,6 +4,7 @@ import type { GgufFileInfo } from "node-llama-cpp";
 import { isModelReference } from "../config/model-reference.js";
 import type { Config } from "../config/schema.js";
 import { checkGgufFile } from "../engine/gguf/check-gguf-file.js";
+import { driverOf } from "../engine/drivers/engine-drivers.js";
 import { findShortfalls } from "../engine/gguf/gguf-completeness.js";
 import { isEntryPart, splitPartPaths } from "../engine/gguf/split-parts.js";
 import { fileTypeName } from "../engine/plan/quantization.js";
@@ -146,7 +147,7 @@ async function configUses(config: Config, settings: DownloadSettings): Promise<{
   const users = new Map<string, string[]>();
   const notDownloaded: Catalog["notDownloaded"] = [];
   for (const [name, model] of Object.entries(config.llama.models)) {
-    if (model.engine === "openai" || model.path === null) continue;
+    if (driverOf(model).local === null || model.path === null) continue;
     const ref = isModelReference(model.path) ? model.path : null;
     const file = ref !== null ? await findDownloaded(ref, settings).catch(() => null) : model.path;
     if (file === null) {

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import type { HardwareSnapshot } from "../engine/plan/plan-types.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { DownloadSettings } from "./download-settings.js";

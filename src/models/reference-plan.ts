@@ -2,7 +2,8 @@ import type { GgufFileInfo } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { modelReferenceKind } from "../config/model-reference.js";
 import { modelSchema, type Config, type ModelConfig } from "../config/schema.js";
-import type { LlamaLoader } from "../engine/plan/llama-loader.js";
+import { driverOf } from "../engine/drivers/engine-drivers.js";
+import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import { localModelInfo, type ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModels } from "../engine/plan/plan-models.js";
 import type { HardwareSnapshot, ModelPlanEntry, ModelPlanReport } from "../engine/plan/plan-types.js";
@@ -25,7 +26,7 @@ export interface ReferencePlanDeps {
  * with the config defaults, which is what `local-ai init` writes for it.
  */
 export function settingsForReference(config: Config, ref: string): { name: string; model: ModelConfig } {
-  const entry = Object.entries(config.llama.models).find(([, model]) => model.engine !== "openai" && model.path === ref);
+  const entry = Object.entries(config.llama.models).find(([, model]) => driverOf(model).local !== null && model.path === ref);
   if (entry !== undefined) return { name: entry[0], model: entry[1] };
   return { name: "default", model: modelSchema.parse({ path: ref }) };
 }

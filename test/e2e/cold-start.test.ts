@@ -10,7 +10,7 @@ import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";
 const HEAVY = ["@modelcontextprotocol/sdk", "openai", "execa", "node-llama-cpp", "hono", "minisearch"];
 const HOOK = new URL("../helpers/module-log-hook.js", import.meta.url).href;
 
-/** Our engine implementations, each imported with its first model (src/engine/create-engine.ts). */
+/** Our engine implementations, each imported by its driver with its first model (src/engine/drivers/). */
 const ENGINE_MODULES = ["embedded/embedded-engine.js", "llama-server/llama-server-engine.js", "openai/openai-engine.js"];
 
 function packagesIn(urls: readonly string[]): Set<string> {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import os from "node:os";
 import { test } from "node:test";
-import { autoThreads } from "../../src/engine/auto-threads.js";
+import { llamaServerAutoThreads } from "../../src/engine/auto-threads.js";
 import { physicalCores } from "../../src/engine/cpu-cores.js";
 import { resolveThreads } from "../../src/engine/plan/decide-plan.js";
 import { probeHardware } from "../../src/engine/plan/hardware.js";
@@ -36,8 +36,8 @@ test("Windows: half the logical cores (llama.cpp's own fallback), at least 1", (
 test("plan and launch alike: a llama-server plan counts what its launch counts; an embedded plan node-llama-cpp's figure", async () => {
   const hardware = await probeHardware(null);
   assert.equal(hardware.cpu.serverCores, physicalCores());
-  // create-engine.ts launches llama-server with autoThreads("llama-server", physicalCores()).
-  assert.equal(resolveThreads("auto", hardware, [], "llama.models.x", "llama-server"), autoThreads("llama-server", physicalCores()));
+  // The llama-server driver launches it with llamaServerAutoThreads(physicalCores()).
+  assert.equal(resolveThreads("auto", hardware, [], "llama.models.x", "llama-server"), llamaServerAutoThreads(physicalCores()));
   const hybrid: HardwareSnapshot = { ...hardware, cpu: { logicalCores: 16, mathCores: 4, serverCores: 6 } };
   assert.equal(resolveThreads("auto", hybrid, [], "k", "llama-server"), 6);
   assert.equal(resolveThreads("auto", hybrid, [], "k", "embedded"), 3);

@@ -12,7 +12,7 @@ import { downloadSettingsOf } from "../../src/models/download-settings.js";
 import { checkStaleLlamaServers, portOf } from "../../src/diagnostics/checks/stale-llama-server.js";
 import type { CheckResult } from "../../src/diagnostics/doctor-report.js";
 import { runDoctor } from "../../src/diagnostics/run-doctor.js";
-import { lazyLlama, type LlamaHandle, type LlamaLoader } from "../../src/engine/plan/llama-loader.js";
+import { lazyLlama, type LlamaHandle, type LlamaLoader } from "../../src/engine/llama/llama-loader.js";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { writeEditedTinyModel } from "../helpers/plan-fixtures.js";
 

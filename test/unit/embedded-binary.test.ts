@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { checkEmbeddedBinary } from "../../src/diagnostics/checks/embedded-binary.js";
-import { autoThreads } from "../../src/engine/auto-threads.js";
+import { embeddedAutoThreads, llamaServerAutoThreads } from "../../src/engine/auto-threads.js";
 import { embeddedBinaryOf, findLocalBuild, LOCAL_BUILD_CMAKE_OPTIONS, type LocalBuild } from "../../src/engine/llama-binary.js";
-import type { LlamaHandle, LlamaLoader } from "../../src/engine/plan/llama-loader.js";
+import type { LlamaHandle, LlamaLoader } from "../../src/engine/llama/llama-loader.js";
 
 const PREBUILT_INFO = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1 | REPACK = 1 | ";
 const LOCAL_INFO = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | ";
@@ -35,10 +35,10 @@ describe("embeddedBinaryOf", () => {
   });
 });
 
-describe("autoThreads", () => {
+describe("threads: auto per engine", () => {
   it("leaves the embedded engine one core fewer (the JS thread needs it); llama-server gets every core", () => {
-    assert.deepEqual([0, 1, 2, 8].map((cores) => autoThreads("embedded", cores)), [1, 1, 1, 7]);
-    assert.deepEqual([1, 2, 8].map((cores) => autoThreads("llama-server", cores)), [1, 2, 8]);
+    assert.deepEqual([0, 1, 2, 8].map((cores) => embeddedAutoThreads(cores)), [1, 1, 1, 7]);
+    assert.deepEqual([1, 2, 8].map((cores) => llamaServerAutoThreads(cores)), [1, 2, 8]);
   });
 });
 

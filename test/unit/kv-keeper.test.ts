@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { pino } from "pino";
-import { kvCacheDir, legacyKvCacheDir } from "../../src/engine/create-engine.js";
+import { kvCacheDir, legacyKvCacheDir } from "../../src/engine/embedded/kv-cache-dir.js";
 import { KvKeeper } from "../../src/engine/embedded/kv-keeper.js";
 import { adoptLegacyDir, type KvStateFiles, type ModelIdentity, type SavedState } from "../../src/engine/embedded/kv-state-files.js";
 

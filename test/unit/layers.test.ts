@@ -128,17 +128,6 @@ function subFolderEdges(edges: readonly FileEdge[]): FileEdge[] {
     .filter((edge) => edge.from !== edge.to && edge.from.includes("/") && edge.to.includes("/"));
 }
 
-/**
- * Known sub-folder cycles, each with the issue that removes it. engine/embedded and engine/plan
- * import each other (llama-runtime -> plan/llama-loader, plan/tool-schema-budget ->
- * embedded/prompt-tokens); the model-scheduler work (issue 24, section 4) moves the shared part.
- */
-const ALLOWED_SUB_FOLDER_EDGES: ReadonlyArray<FileEdge> = [{ from: "engine/plan", to: "engine/embedded" }];
-
-function allowed(edge: FileEdge): boolean {
-  return ALLOWED_SUB_FOLDER_EDGES.some((known) => known.from === edge.from && known.to === edge.to);
-}
-
 describe("architecture: no import cycle inside a folder", () => {
   const edges = sameFolderFileEdges();
 
@@ -151,8 +140,8 @@ describe("architecture: no import cycle inside a folder", () => {
     assert.equal(cycleIn(edges)?.join(" -> ") ?? null, null);
   });
 
-  it("no two sub-folders of a top-level folder import each other (known ones named above)", () => {
-    assert.equal(cycleIn(subFolderEdges(edges).filter((edge) => !allowed(edge)))?.join(" -> ") ?? null, null);
+  it("no two sub-folders of a top-level folder import each other (engine/embedded and engine/plan share engine/llama)", () => {
+    assert.equal(cycleIn(subFolderEdges(edges))?.join(" -> ") ?? null, null);
   });
 
   it("the rules catch a violation (self-check on made-up edges)", () => {

@@ -11,7 +11,7 @@ import { DownloadProgress, formatDuration } from "../../src/cli/download-progres
 import { findShortfalls, neededBytesPerPart } from "../../src/engine/gguf/gguf-completeness.js";
 import { ggmlTypeSize, knownGgmlTypes, tensorDataBytes } from "../../src/engine/gguf/ggml-type-sizes.js";
 import { isEntryPart, splitPartPaths } from "../../src/engine/gguf/split-parts.js";
-import { loadLlama } from "../../src/engine/plan/llama-loader.js";
+import { loadLlama } from "../../src/engine/llama/llama-loader.js";
 import { validateGguf } from "../../src/engine/plan/validate-gguf.js";
 import { modelsDirOf, hubOptions } from "../../src/models/download-settings.js";
 import { fileNameForReference } from "../../src/models/reference-file.js";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { configSchema, type Config } from "../../src/config/schema.js";
-import { lazyLlama } from "../../src/engine/plan/llama-loader.js";
+import { lazyLlama } from "../../src/engine/llama/llama-loader.js";
 import { planModels } from "../../src/engine/plan/plan-models.js";
 import type { HardwareSnapshot } from "../../src/engine/plan/plan-types.js";
 import { renderPlan } from "../../src/engine/plan/render-plan.js";

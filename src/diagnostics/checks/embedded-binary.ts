@@ -1,6 +1,6 @@
-import { autoThreads } from "../../engine/auto-threads.js";
+import { embeddedAutoThreads } from "../../engine/auto-threads.js";
 import { embeddedBinaryOf, findLocalBuild, type EmbeddedBinaryChoice, type LocalBuild } from "../../engine/llama-binary.js";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import type { CheckResult } from "../doctor-report.js";
 import { firstLine, ok, warn } from "../check-result.js";
 
@@ -24,7 +24,7 @@ export async function checkEmbeddedBinary(
   }
   const { llama } = handle;
   const binary = embeddedBinaryOf(llama);
-  const threads = autoThreads("embedded", llama.cpuMathCores);
+  const threads = embeddedAutoThreads(llama.cpuMathCores);
   // A list, not an object: cmake's option names are not snake_case wire keys.
   const options = Object.entries(binary.cmakeOptions).map(([key, value]) => `${key}=${value}`);
   const data = { choice, kind: binary.kind, openmp: binary.openmp, cmake_options: options, local_build: local?.dir ?? null, auto_threads: threads, backend: llama.gpu === false ? "cpu" : llama.gpu };

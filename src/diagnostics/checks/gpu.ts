@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok } from "../check-result.js";
 import { formatBytes } from "../../shared/format-bytes.js";

@@ -1,4 +1,5 @@
 import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
 import { findExecutable } from "../../shared/process/find-executable.js";
@@ -22,7 +23,7 @@ export interface LlamaServerBinaryCheckOptions {
 /** Returns no result when no model uses llama-server: the binary is then irrelevant. */
 export async function checkLlamaServerBinary(config: Config, options: LlamaServerBinaryCheckOptions): Promise<CheckResult[]> {
   const users = Object.entries(config.llama.models)
-    .filter(([, model]) => model.engine === "llama-server")
+    .filter(([, model]) => driverOf(model).doctorChecks.includes("llama_server_binary"))
     .map(([name]) => name);
   if (users.length === 0) return [];
   const data: Record<string, unknown> = { binary: config.llama.binary, models: users };

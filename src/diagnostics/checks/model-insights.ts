@@ -1,8 +1,9 @@
 import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { DownloadSettings } from "../../models/download-settings.js";
 import { inspectModelFile } from "../../models/inspect-model-file.js";
 import { modelInfoIn } from "../../models/model-files.js";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import { formatParams } from "../../engine/plan/plan-alternatives.js";
 import { modelFactsJson, planEstimatesJson } from "../../engine/plan/plan-json.js";
 import { planModels } from "../../engine/plan/plan-models.js";
@@ -27,7 +28,7 @@ export interface ModelInsightsCheckOptions {
  * left to the `model.<name>` check, which already says so; the binary to `llama_server.binary`.
  */
 export async function checkModelInsights(config: Config, options: ModelInsightsCheckOptions): Promise<CheckResult[]> {
-  const local = Object.entries(config.llama.models).filter(([, model]) => model.engine !== "openai" && model.path !== null);
+  const local = Object.entries(config.llama.models).filter(([, model]) => driverOf(model).doctorChecks.includes("model_plan") && model.path !== null);
   const readable = await Promise.all(
     local.map(async ([name, model]) => ((await inspectModelFile(name, model, options.settings, options.signal).then(() => true, () => false)) ? name : null)),
   );

@@ -1,4 +1,5 @@
 import type { Config, ModelConfig } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { GgufHeaderProblem } from "../../engine/gguf/read-gguf-header.js";
 import { isModelReference } from "../../config/model-reference.js";
 import type { DownloadSettings } from "../../models/download-settings.js";
@@ -27,7 +28,7 @@ export async function checkModels(config: Config, options: ModelsCheckOptions): 
     ];
   }
   return Promise.all(
-    entries.map(([name, model]) => (model.engine === "openai" ? checkOpenAiModel(name, model, options) : checkGgufModel(name, model, options))),
+    entries.map(([name, model]) => (driverOf(model).doctorChecks.includes("model_endpoint") ? checkOpenAiModel(name, model, options) : checkGgufModel(name, model, options))),
   );
 }
 

@@ -1,10 +1,8 @@
 import net from "node:net";
 import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
-
-/** The llama-server supervisor binds its children to loopback only; they are never exposed. */
-export const LLAMA_SERVER_HOST = "127.0.0.1";
 
 interface PortUse {
   id: string;
@@ -17,7 +15,8 @@ interface PortUse {
 }
 
 /**
- * Every port we would bind: http.port, and the port of each llama-server model.
+ * Every port we would bind: http.port, and each model's ports as its driver lists them (the port
+ * of each llama-server model, on loopback).
  *
  * A port in use is a warning, not a failure: the usual reason is a local-ai server that is
  * already running, and doctor must not report a healthy, running setup as broken. A port we can
@@ -27,16 +26,11 @@ interface PortUse {
 export async function checkPorts(config: Config): Promise<CheckResult[]> {
   const uses: PortUse[] = [
     { id: "port.http", title: "HTTP port", host: config.http.host, port: config.http.port, key: "http.port", owner: "serve-http" },
-    ...Object.entries(config.llama.models)
-      .filter(([, model]) => model.engine === "llama-server")
-      .map(([name, model]) => ({
-        id: `port.model.${name}`,
-        title: `Port of model ${name}`,
-        host: LLAMA_SERVER_HOST,
-        port: model.port,
-        key: `llama.models.${name}.port`,
-        owner: `the llama-server of model ${name}`,
-      })),
+    ...Object.entries(config.llama.models).flatMap(([name, model]) =>
+      driverOf(model)
+        .ports(name, model)
+        .map((use) => ({ id: `port.model.${name}`, title: `Port of model ${name}`, ...use })),
+    ),
   ];
   return Promise.all(uses.map((use) => checkPort(use, uses)));
 }

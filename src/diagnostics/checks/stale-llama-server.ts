@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { CheckResult } from "../doctor-report.js";
 import { ok, warn } from "../check-result.js";
 
@@ -29,7 +30,10 @@ interface ServerProcess {
  */
 export async function checkStaleLlamaServers(config: Config, options: StaleServerCheckOptions = {}): Promise<CheckResult[]> {
   const ports = new Map<number, string>();
-  for (const [name, model] of Object.entries(config.llama.models)) if (model.engine === "llama-server") ports.set(model.port, name);
+  for (const [name, model] of Object.entries(config.llama.models)) {
+    const driver = driverOf(model);
+    if (driver.doctorChecks.includes("llama_server_processes")) for (const use of driver.ports(name, model)) ports.set(use.port, name);
+  }
   if (ports.size === 0) return [];
   const portList = [...ports.keys()].join(", ");
   const procRoot = options.procRoot ?? "/proc";

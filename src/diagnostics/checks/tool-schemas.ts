@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../../config/schema.js";
-import type { LlamaLoader } from "../../engine/plan/llama-loader.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import { describeToolShare, measureToolSchemas, toolShareFix, type ToolSchemaShare } from "../../engine/plan/tool-schema-budget.js";
 import { listConfiguredTools } from "../../tools/mcp/configured-tools.js";
 import type { CheckResult } from "../doctor-report.js";

@@ -4,7 +4,7 @@ import type { ModelConfig } from "../../config/schema.js";
 import { AsyncQueue } from "../../shared/async-queue.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
-import { autoThreads } from "../auto-threads.js";
+import { embeddedAutoThreads } from "../auto-threads.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineHealth, WarmUpOptions } from "../engine.js";
@@ -14,7 +14,7 @@ import { createKvKeeper, type KvCacheSettings, type KvKeeper } from "./kv-keeper
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
-import { promptTokensFor } from "./prompt-tokens.js";
+import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { SequencePool } from "./sequence-pool.js";
 import { offeredTools } from "./generation-options.js";
 import { generateOnSequence } from "./sequence-generation.js";
@@ -211,7 +211,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   private threadsFor(llama: Llama): number {
-    return this.config.threads === "auto" ? autoThreads("embedded", llama.cpuMathCores) : this.config.threads;
+    return this.config.threads === "auto" ? embeddedAutoThreads(llama.cpuMathCores) : this.config.threads;
   }
 
   private stream(request: GenerateRequest): AsyncQueue<EngineChunk> {

@@ -1,7 +1,7 @@
 import type { Llama, LlamaGrammar, LLamaContextualRepeatPenalty } from "node-llama-cpp";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { GenerateRequest, ToolSpec } from "../chat-types.js";
-import { stripUnsupported } from "./to-chat-functions.js";
+import { stripUnsupported } from "../llama/to-chat-functions.js";
 
 /**
  * OpenAI's `response_format` as a node-llama-cpp grammar, so the output is valid JSON (matching

@@ -1,7 +1,7 @@
 import type { Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
 import { embeddedBinaryOf, type EmbeddedBinaryChoice } from "../llama-binary.js";
-import { loadLlama } from "../plan/llama-loader.js";
+import { loadLlama } from "../llama/llama-loader.js";
 
 type LlamaModule = typeof import("node-llama-cpp");
 

@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { ChatWrapper, Llama, LlamaContextSequence } from "node-llama-cpp";
 import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
 import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
-import { toChatFunctions } from "./to-chat-functions.js";
-import { toChatHistory, withOpenModelTurn } from "./to-chat-history.js";
-import { promptTokensFor } from "./prompt-tokens.js";
+import { toChatFunctions } from "../llama/to-chat-functions.js";
+import { toChatHistory, withOpenModelTurn } from "../llama/to-chat-history.js";
+import { promptTokensFor } from "../llama/prompt-tokens.js";
 
 export interface SequenceGeneration {
   /** A sequence of the pool, lent to this generation (the conversation's KV state in it). */

@@ -7,7 +7,7 @@ import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type OpenAI from "openai";
-import { embeddingsEnabled, visionEnabled } from "../describe-model.js";
+import { embeddingsEnabled, visionEnabled } from "./server-features.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
 import type { ModelFileResolver } from "../model-file.js";

@@ -1,5 +1,5 @@
 import { estimateUsage, ramOf, sum, vramOf, type ModelEstimator, type Usage } from "./estimator.js";
-import { autoThreads } from "../auto-threads.js";
+import { driverOf } from "../drivers/engine-drivers.js";
 import type { EngineKind } from "../engine.js";
 import { fits, hasGpu } from "./memory-fit.js";
 import { contextLabel, describePlan, type LayerChoice } from "./describe-plan.js";
@@ -14,7 +14,7 @@ export interface PlanRequest {
   gpuLayers: "auto" | number;
   ctxSize: number;
   threads: "auto" | number;
-  /** `threads: auto` differs per engine (see auto-threads.ts). */
+  /** `threads: auto` differs per engine (its driver's `local.threads`). */
   engine?: EngineKind;
   /** For the words only (the estimator already sizes the KV cache for them): see contextLabel. */
   sequences?: number;
@@ -101,7 +101,7 @@ export async function decidePlan(estimator: ModelEstimator, hardware: HardwareSn
 /**
  * `threads: auto` from node-llama-cpp's `cpuMathCores` (llama.cpp's count of physical performance
  * cores: hyper-threads and efficiency cores slow token generation down; when unknown, half the
- * logical cores), adjusted per engine by autoThreads, exactly as the engines resolve it. A
+ * logical cores), adjusted per engine by its driver (`local.threads`), exactly as the engines resolve it. A
  * llama-server launch counts them without node-llama-cpp (physicalCores): its figure is used
  * for llama-server plans, so the plan's `-t` is the launched one.
  */
@@ -112,9 +112,10 @@ export function resolveThreads(requested: "auto" | number, hardware: HardwareSna
     }
     return requested;
   }
-  const server = engine === "llama-server" ? hardware.cpu.serverCores : undefined;
+  const policy = driverOf(engine).local?.threads;
+  const server = policy?.cores === "physical" ? hardware.cpu.serverCores : undefined;
   const cores = server !== undefined && server > 0 ? server : hardware.cpu.mathCores > 0 ? hardware.cpu.mathCores : Math.max(1, Math.floor(hardware.cpu.logicalCores / 2));
-  return autoThreads(engine, cores);
+  return policy?.auto(cores) ?? cores;
 }
 
 /** The largest smaller context at which every layer fits on the GPU, if any. */

@@ -1,7 +1,7 @@
 import type { GgufFileInfo, GgufInsights } from "node-llama-cpp";
 import type { ContextEstimate, ModelEstimator } from "./estimator.js";
 import type { MemorySplit, ModelFacts } from "./plan-types.js";
-import type { LlamaHandle } from "./llama-loader.js";
+import type { LlamaHandle } from "../llama/llama-loader.js";
 import { fileTypeName } from "./quantization.js";
 
 /** llama.cpp rounds the KV cache up to whole 256-cell pages. */

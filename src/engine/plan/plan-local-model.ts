@@ -3,11 +3,12 @@ import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { findExecutable } from "../../shared/process/find-executable.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
+import type { LocalWeights } from "../drivers/engine-driver.js";
 import type { HelpProbe } from "../llama-server/help-probe.js";
 import { BASELINE_SUPPORTED_FLAGS, buildServerArgs } from "../llama-server/server-args.js";
 import { decidePlan, type PlanDecision } from "./decide-plan.js";
 import { createInsightsEstimator } from "./insights-estimator.js";
-import type { LlamaHandle, LlamaLoader } from "./llama-loader.js";
+import type { LlamaHandle, LlamaLoader } from "../llama/llama-loader.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlan } from "./plan-types.js";
 import { validateGguf } from "./validate-gguf.js";
 
@@ -55,13 +56,14 @@ export interface LocalPlanContext {
 }
 
 /**
- * One embedded or llama-server model: file and metadata checks, then the memory decision, then
- * (llama-server) the exact command line. Throws RuntimeError: model_missing, binary_missing,
- * model_plan_error, engine_unavailable.
+ * One model with local weights (its driver's `local`: embedded, llama-server): file and metadata
+ * checks, then the memory decision, then (a kind that launches llama-server) the exact command
+ * line. Throws RuntimeError: model_missing, binary_missing, model_plan_error, engine_unavailable.
  */
 export async function planLocalModel(
   name: string,
   model: ModelConfig,
+  local: LocalWeights,
   context: LocalPlanContext,
   /** Told what the GGUF says as soon as it is known, so a failed plan can still report it. */
   onFacts?: (facts: ModelFacts) => void,
@@ -69,7 +71,7 @@ export async function planLocalModel(
   const { info, path } = await context.modelInfo(name, model, context.signal);
 
   let binaryPath: string | undefined;
-  if (model.engine === "llama-server" && context.checkBinary) {
+  if (local.launchesServer && context.checkBinary) {
     const lookup = await findExecutable(context.config.llama.binary, context.env);
     if (!lookup.found) {
       throw new RuntimeError(
@@ -87,7 +89,7 @@ export async function planLocalModel(
   const hardware = await context.hardware();
   const estimator = await createInsightsEstimator(info, handle, {
     sequences: parallel,
-    ctxMode: model.engine === "llama-server" ? "shared" : "per_sequence",
+    ctxMode: local.context,
   });
   onFacts?.(estimator.facts);
   const decision = await decidePlan(estimator, hardware, {
@@ -96,7 +98,7 @@ export async function planLocalModel(
     ctxSize: model.ctx_size,
     threads: model.threads,
     sequences: parallel,
-    sharedContext: model.engine === "llama-server",
+    sharedContext: local.context === "shared",
     engine: model.engine,
   });
   const plan: ModelPlan = {

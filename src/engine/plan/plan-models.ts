@@ -2,9 +2,10 @@ import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { formatBytes } from "../../shared/format-bytes.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
+import { driverOf } from "../drivers/engine-drivers.js";
 import { HelpProbe } from "../llama-server/help-probe.js";
 import { describeHardware, probeHardware } from "./hardware.js";
-import { lazyLlama, type LlamaLoader } from "./llama-loader.js";
+import { lazyLlama, type LlamaLoader } from "../llama/llama-loader.js";
 import { usableRam, usableVram } from "./memory-fit.js";
 import { localModelInfo, planLocalModel, type LocalPlanContext, type ModelInfoSource } from "./plan-local-model.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry, ModelPlanReport } from "./plan-types.js";
@@ -83,7 +84,7 @@ async function addToolSchemas(models: ModelPlanEntry[], config: Config, offers: 
     const ctx = models.find((entry) => entry.name === name)?.plan?.ctxSize;
     const model = config.llama.models[name];
     if (ctx === undefined || model === undefined) return undefined;
-    return model.engine === "llama-server" ? Math.floor(ctx / (options.parallel ?? model.parallel)) : ctx;
+    return driverOf(model).local?.context === "shared" ? Math.floor(ctx / (options.parallel ?? model.parallel)) : ctx;
   };
   const shares = await measureToolSchemas(config, offers.filter((offer) => planned.has(offer.model)), { llama, windowOf, ...(options.signal ? { signal: options.signal } : {}) });
   for (const entry of models) {
@@ -110,18 +111,20 @@ function selectModels(config: Config, only: string | undefined): string[] {
 }
 
 async function planEntry(name: string, model: ModelConfig, context: LocalPlanContext): Promise<ModelPlanEntry> {
-  if (model.engine === "openai") {
+  const local = driverOf(model).local;
+  if (local === null) {
+    // Runs elsewhere (an endpoint): nothing to plan on this machine.
     const baseUrl = model.base_url ?? "";
     return {
       name,
-      engine: "openai",
+      engine: model.engine,
       status: "ok",
       remote: { baseUrl, model: model.model, summary: `remote: ${baseUrl}, model ${model.model ?? "(server default)"}` },
     };
   }
   let known: ModelFacts | undefined;
   try {
-    const { facts, plan } = await planLocalModel(name, model, context, (facts) => (known = facts));
+    const { facts, plan } = await planLocalModel(name, model, local, context, (facts) => (known = facts));
     return { name, engine: model.engine, status: "ok", model: facts, plan };
   } catch (error) {
     context.signal?.throwIfAborted();

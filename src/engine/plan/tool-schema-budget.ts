@@ -1,9 +1,10 @@
 import type { LlamaModel } from "node-llama-cpp";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import type { GenerateRequest, ToolSpec } from "../chat-types.js";
-import { promptTokensFor } from "../embedded/prompt-tokens.js";
+import { driverOf } from "../drivers/engine-drivers.js";
+import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { checkGgufFile } from "../gguf/check-gguf-file.js";
-import type { LlamaLoader } from "./llama-loader.js";
+import type { LlamaLoader } from "../llama/llama-loader.js";
 
 /** One agent's offer of tools to its model, to be weighed against that model's context. */
 export interface AgentToolOffer {
@@ -59,12 +60,13 @@ export async function measureToolSchemas(
     for (const [name, group] of byModel) {
       options.signal?.throwIfAborted();
       const model = config.llama.models[name] as ModelConfig;
-      const path = model.engine === "openai" ? null : model.path;
+      const local = driverOf(model).local;
+      const path = local === null ? null : model.path;
       if (path !== null && !vocabularies.has(path)) vocabularies.set(path, vocabularyOf(path, options.llama).catch(() => null));
       const counter = path === null ? null : await (vocabularies.get(path) as Promise<Vocabulary | null>);
       // A vocabulary-only load may not know the trained context: 0 means unknown.
       const trained = counter !== null && counter.model.trainContextSize > 0 ? counter.model.trainContextSize : Number.POSITIVE_INFINITY;
-      const configured = model.engine === "llama-server" ? Math.floor(model.ctx_size / model.parallel) : Math.min(model.ctx_size, trained);
+      const configured = local?.context === "shared" ? Math.floor(model.ctx_size / model.parallel) : Math.min(model.ctx_size, trained);
       const window = options.windowOf?.(name) ?? configured;
       for (const offer of group) {
         const toolTokens = counter === null ? estimate(JSON.stringify(offer.tools)) : counter.toolTokens(offer.tools);
