@@ -159,6 +159,11 @@ export const httpSchema = z.strictObject({
   model_aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
   /** A `model` nothing matches: `error` (404 listing what exists) or `default` (the default agent answers). */
   unknown_model: z.enum(["error", "default"]).default("error"),
+  /**
+   * `mcp` tools in POST /v1/responses: this server connects to the server_url a request names.
+   * Off by default: a client could make the server reach any address it can (docs/http-api.md).
+   */
+  allow_request_mcp: z.boolean().default(false),
 });
 
 export const configSchema = z

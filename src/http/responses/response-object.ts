@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { McpOutputItem } from "./mcp-items.js";
 import type { ResponsesRequest } from "./responses-schema.js";
 
 /** The Response object and its output items, with every field the pinned `openai` types require. */
@@ -38,7 +39,7 @@ export interface FunctionCallOutputItem {
   namespace?: string;
 }
 
-export type OutputItem = ReasoningOutputItem | MessageOutputItem | FunctionCallOutputItem;
+export type OutputItem = ReasoningOutputItem | MessageOutputItem | FunctionCallOutputItem | McpOutputItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -85,12 +86,14 @@ export function newIdentity(model: string, request: ResponsesRequest, store: boo
   return { id: `resp_${key}`, key, created_at: Math.floor(Date.now() / 1000), model, echo: echoedSettings(request, store) };
 }
 
+export type ItemPrefix = "msg" | "rs" | "fc" | "in" | "mcpl" | "mcp" | "mcpr";
+
 /** An output item's id: `<prefix>_<response key>_<n>` (item_reference finds its response by it). */
-export const itemId = (identity: Pick<ResponseIdentity, "key">, prefix: "msg" | "rs" | "fc" | "in", n: number): string => `${prefix}_${identity.key}_${n}`;
+export const itemId = (identity: Pick<ResponseIdentity, "key">, prefix: ItemPrefix, n: number): string => `${prefix}_${identity.key}_${n}`;
 
 /** The response key in an item id made by itemId; null for ids this server did not make. */
 export function responseKeyOf(itemIdText: string): string | null {
-  return /^(?:msg|rs|fc|in)_([0-9a-f]{24})_\d+$/.exec(itemIdText)?.[1] ?? null;
+  return /^(?:msg|rs|fc|in|mcpl|mcp|mcpr)_([0-9a-f]{24})_\d+$/.exec(itemIdText)?.[1] ?? null;
 }
 
 /** The request's settings as the API echoes them, defaults filled in as it reports them. */
