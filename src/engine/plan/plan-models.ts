@@ -1,3 +1,4 @@
+import { baseUrlsOf } from "../../config/model-endpoints.js";
 import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { formatBytes } from "../../shared/format-bytes.js";
@@ -111,7 +112,7 @@ function selectModels(config: Config, only: string | undefined): string[] {
 
 async function planEntry(name: string, model: ModelConfig, context: LocalPlanContext): Promise<ModelPlanEntry> {
   if (model.engine === "openai") {
-    const baseUrl = model.base_url ?? "";
+    const baseUrl = baseUrlsOf(model).join(", ");
     return {
       name,
       engine: "openai",
