@@ -67,6 +67,8 @@ describe("mcp tools in the Responses API", () => {
     );
     assert.equal(response.output_text, "The sum is 5.");
     assert.deepEqual((response as unknown as { local_ai: { warnings: string[] } }).local_ai.warnings, []);
+    // Credentials are sent to the MCP server, never echoed (nor stored).
+    assert.deepEqual((response.tools[0] as OpenAI.Responses.Tool.Mcp).headers, { "X-Dice-Key": "<redacted>" });
     assert.deepEqual(mcp.calls.at(-1), { name: "add", args: { a: 2, b: 3 } });
     assert.deepEqual(offeredTools(chats), ["add"]);
     assert.equal(toolResultSent(upstream, "call_add"), "5");

@@ -100,7 +100,7 @@ export function responseKeyOf(itemIdText: string): string | null {
 function echoedSettings(request: ResponsesRequest, store: boolean): Record<string, unknown> {
   return {
     instructions: request.instructions ?? null,
-    tools: request.tools ?? [],
+    tools: (request.tools ?? []).map(withoutSecrets),
     tool_choice: request.tool_choice ?? "auto",
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     temperature: request.temperature ?? null,
@@ -118,6 +118,15 @@ function echoedSettings(request: ResponsesRequest, store: boolean): Record<strin
     ...(request.user == null ? {} : { user: request.user }),
     ...(request.safety_identifier == null ? {} : { safety_identifier: request.safety_identifier }),
   };
+}
+
+/** An `mcp` tool as echoed (and stored): its credentials are not (header values masked, `authorization` dropped). */
+function withoutSecrets(tool: { type: string } & Record<string, unknown>): Record<string, unknown> {
+  if (tool.type !== "mcp") return tool;
+  const { authorization: _dropped, ...rest } = tool;
+  const headers = tool.headers;
+  if (headers === null || typeof headers !== "object") return rest;
+  return { ...rest, headers: Object.fromEntries(Object.keys(headers).map((name) => [name, "<redacted>"])) };
 }
 
 export interface ResponseState {
