@@ -25,7 +25,8 @@ export interface AgentLoopInput {
   stepOptions?: StepOptions;
   /**
    * Tools the caller defines and runs itself (OpenAI function calling): the model is offered
-   * these instead of the agent's, and a step that calls them ends the loop with the calls.
+   * these (and `descriptors`, when any: tools that run here), and a step that calls them ends the
+   * loop with those calls, once the step's calls of `descriptors` have run.
    */
   clientTools?: ToolSpec[];
   /** tool_choice "none": the model is offered no tools at all. */
@@ -58,7 +59,10 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
   const { turn, emit } = input;
   const descriptors = new Map(input.descriptors.map((descriptor) => [descriptor.name, descriptor]));
   const agentSpecs = toolSpecsOf(input.descriptors);
-  const specs = input.noTools === true ? [] : (input.clientTools ?? agentSpecs);
+  const clientNames = new Set((input.clientTools ?? []).map((tool) => tool.name));
+  const specs = input.noTools === true ? [] : input.clientTools === undefined ? agentSpecs : [...input.clientTools, ...agentSpecs.filter((spec) => !clientNames.has(spec.name))];
+  // With client tools, a call runs here only when it names one of `descriptors` (the rest go back to the caller).
+  const runsHere = (call: ToolCall): boolean => input.clientTools === undefined || (descriptors.has(call.name) && !clientNames.has(call.name));
   const save = (): Promise<void> => input.saveCheckpoint("running", null);
   let lastText = "";
 
@@ -91,8 +95,11 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
   // A resumed turn first settles the calls its last step left unanswered (completed ones are skipped).
   const leftover = unansweredCalls(turn.messages);
   if (leftover.length > 0) {
-    const outcome = await settle(Math.max(0, turn.step - 1), leftover, input.resumeDecision);
+    const here = leftover.filter(runsHere);
+    const outcome = here.length === 0 ? null : await settle(Math.max(0, turn.step - 1), here, input.resumeDecision);
     if (outcome) return outcome;
+    const theirs = leftover.filter((call) => !runsHere(call));
+    if (theirs.length > 0) return { kind: "client_tool_calls", response: "", calls: theirs, step: Math.max(0, turn.step - 1) };
     await save();
   }
 
@@ -124,15 +131,22 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
     const calls = output.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
     turn.messages.push({ role: "assistant", content: output.text, tool_calls: calls });
     turn.step = step + 1;
-    // The caller's own tools: it runs them and sends the results in its next request.
-    if (input.clientTools !== undefined) {
+    // The caller's own tools: it runs them and sends the results in its next request (after the
+    // step's calls of tools that run here, which the caller cannot run).
+    const theirs = calls.filter((call) => !runsHere(call));
+    const here = output.calls.filter(runsHere);
+    if (here.length === 0) {
       emit({ event: "final", step, response: output.text });
-      return { kind: "client_tool_calls", response: output.text, calls, step };
+      return { kind: "client_tool_calls", response: output.text, calls: theirs, step };
     }
     // Saved before any tool runs: a crash now resumes with these calls, not a new model step.
     await save();
-    const outcome = await settle(step, output.calls);
+    const outcome = await settle(step, here);
     if (outcome) return outcome;
+    if (theirs.length > 0) {
+      emit({ event: "final", step, response: output.text });
+      return { kind: "client_tool_calls", response: output.text, calls: theirs, step };
+    }
   }
   const step = Math.max(0, turn.step - 1);
   emit({ event: "loop_abort", step, reason: "max_steps" });

@@ -29,6 +29,18 @@ export interface StatelessTurnRequest {
   truncation?: "auto" | "disabled";
   /** Seconds the model stays loaded once idle after this request (0: unload then; -1: never); absent: its idle_unload_s. */
   keep_alive?: number;
+  /**
+   * Tools of this request that run inside the turn (the Responses API's `mcp` tools), offered
+   * instead of the agent's own, beside `clientTools`. The caller starts and closes them.
+   */
+  tools?: ToolProvider;
+  /**
+   * The front door keeps the conversation (the Responses store): a gated call pauses the turn
+   * (`paused`, the conversation so far in `turn_messages`), and a later request resumes it.
+   */
+  pausable?: boolean;
+  /** Resuming a paused conversation: its last calls are unanswered; the first is approved or declined. */
+  resumeDecision?: "approve" | "decline";
 }
 
 export interface StatelessTurnDeps {
@@ -52,7 +64,8 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const emit = tally.wrap(options.emit);
   const model = config.llama.models[agent.model];
   if (model === undefined) throw new RuntimeError("config_invalid", `agents.${request.agent}.model names an unknown model "${agent.model}"`);
-  const { system, history, turn: turnMessages } = splitConversation(agent.system_prompt, request.messages);
+  const { system, history, turn: turnMessages } = splitConversation(agent.system_prompt, request.messages, request.resumeDecision !== undefined);
+  const turnStart = turnMessages.length;
   assertEngineAccepts(engine, request.messages);
   const sampling = resolveSampling(agent, request.overrides);
   const warnings = samplingWarnings(engine, request.overrides);
@@ -64,8 +77,9 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
   await deps.warmUp(options.signal, (load) => emit({ event: "model_load", step: 0, ...load }));
   emit({ event: "memory_start", snippets: 0 });
-  const descriptors = request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
-  const offered = sampling.noTools ? [] : (request.clientTools ?? toolSpecsOf(descriptors));
+  const tools = request.tools ?? deps.tools;
+  const descriptors = request.tools !== undefined ? request.tools.list(["*"]) : request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
+  const offered = sampling.noTools ? [] : [...(request.clientTools ?? []), ...toolSpecsOf(descriptors)];
   const { context, droppedMessages } = await fitContext({
     engine, agentName: request.agent, modelName: agent.model, system, history, turn: turnMessages, tools: offered, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens, signal: options.signal,
   });
@@ -79,7 +93,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const turn: TurnState = { messages: turnMessages, step: 0, parseErrors: 0 };
   const outcome = await runAgentLoop({
     engine,
-    tools: deps.tools,
+    tools,
     descriptors,
     context,
     turn,
@@ -88,12 +102,20 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     ...loopLimits(config),
     ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
     approveExecution: request.approve_execution === true,
+    ...(request.resumeDecision === undefined ? {} : { resumeDecision: request.resumeDecision }),
     signal: options.signal,
     emit,
     saveCheckpoint: async () => undefined,
   });
   log.info({ steps: turn.step, outcome: outcome.kind }, "stateless turn finished");
-  const base = { response: outcome.kind === "paused" ? "" : outcome.response, reasoning: tally.reasoning, usage: tally.usage, session_id: null, trace_id: traceId };
+  const base = {
+    response: outcome.kind === "paused" ? "" : outcome.response,
+    reasoning: tally.reasoning,
+    usage: tally.usage,
+    session_id: null,
+    trace_id: traceId,
+    turn_messages: turn.messages.slice(turnStart),
+  };
   switch (outcome.kind) {
     case "final":
       return { ...base, finish_reason: outcome.finishReason, ...(outcome.stopSequence === undefined ? {} : { stop_sequence: outcome.stopSequence }), warnings };
@@ -102,6 +124,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     case "aborted":
       return { ...base, finish_reason: "aborted", abort_reason: outcome.reason, warnings: [...warnings, `loop_abort: ${outcome.reason}`] };
     case "paused":
+      if (request.pausable === true) return { ...base, finish_reason: "paused", pending_approval: { tool: outcome.pending.call.name, args: outcome.pending.args }, warnings };
       // Nothing is stored, so there is no turn to resume later: the gated tool is not run.
       return {
         ...base,
@@ -121,7 +144,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
  * replace it); then the conversation before the last user message as history, and from it on as
  * this turn (a tool round trip continues the turn the client's tool calls began).
  */
-export function splitConversation(systemPrompt: string, messages: readonly ChatMessage[]): { system: ChatMessage; history: ChatMessage[]; turn: ChatMessage[] } {
+export function splitConversation(systemPrompt: string, messages: readonly ChatMessage[], resuming = false): { system: ChatMessage; history: ChatMessage[]; turn: ChatMessage[] } {
   const clientSystem = messages.flatMap((m) => (m.role === "system" && m.content.trim() !== "" ? [m.content] : []));
   const system: ChatMessage = { role: "system", content: [systemPrompt, ...clientSystem].join("\n\n") };
   const rest = messages.filter((m) => m.role !== "system");
@@ -129,7 +152,7 @@ export function splitConversation(systemPrompt: string, messages: readonly ChatM
   if (last === -1) throw new RuntimeError("invalid_params", "messages must contain a user message", { details: { param: "messages" } });
   const turn = rest.slice(last);
   const tail = turn.at(-1);
-  if (tail?.role === "assistant" && (tail.tool_calls ?? []).length > 0) {
+  if (!resuming && tail?.role === "assistant" && (tail.tool_calls ?? []).length > 0) {
     throw new RuntimeError("invalid_params", "the last assistant message has tool_calls without tool results: send a tool message for each call", { details: { param: "messages" } });
   }
   return { system, history: rest.slice(0, last), turn };

@@ -1,4 +1,4 @@
-import type { ToolCall } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../engine/chat-types.js";
 import type { EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 
 /**
@@ -48,6 +48,11 @@ export interface TurnOutcome {
   usage: TurnUsage;
   /** null for a conversation the client keeps (nothing stored). */
   session_id: string | null;
+  /**
+   * Stateless turns only: the messages the turn added to the conversation (every step's calls and
+   * tool results, the last answer), for a front door that stores the conversation (Responses).
+   */
+  turn_messages?: ChatMessage[];
   trace_id: string;
   warnings: string[];
 }

@@ -9,6 +9,8 @@ import type { HttpSettings } from "../http/http-deps.js";
 import { assertNoPortClash } from "../http/port-check.js";
 import { listenHttp } from "../http/serve.js";
 import { readPackageInfo } from "../shared/version.js";
+import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
+import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
 import { createModelAccess } from "./model-access.js";
 import { createRuntime } from "./runtime.js";
 import { startServerProcess } from "./server-process.js";
@@ -30,6 +32,9 @@ export interface ServeHttpOptions {
   /** --exit-on-stdin-eof: stop gracefully when this stream (the process's stdin) ends. */
   lifeline?: (NodeJS.ReadableStream & { destroy?(): void }) | undefined;
 }
+
+/** Bound on connecting to, and listing the tools of, one MCP server a Responses request names. */
+const REQUEST_MCP_START_MS = 20_000;
 
 /** In-flight turns get this long to finish at shutdown before they are cancelled. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -81,6 +86,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     version: runtime.info.version,
     logger,
     shutdownSignal: shutdown.signal,
+    // The one MCP client (the config's servers use it too), for the servers a request names.
+    ...(config.http.allow_request_mcp ? { mcpClient: (servers: Record<string, McpRemoteServerConfig>) => new McpToolProvider(servers, { logger: logger.child({ component: "request-mcp" }), env: {}, startTimeoutMs: REQUEST_MCP_START_MS }) } : {}),
   });
   let server: Awaited<ReturnType<typeof listenHttp>>;
   try {

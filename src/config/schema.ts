@@ -70,7 +70,13 @@ export const modelSchema = z.strictObject({
    */
   kv_cache_disk_bytes: z.number().int().min(0).default(1024 * MiB),
   extra_args: z.array(z.string()).default([]),
-  base_url: z.string().url().nullable().default(null),
+  /** The `openai` engine's endpoint, or several: tried in order when one cannot be reached (failover, not load balancing). */
+  base_url: z.union([z.string().url(), z.array(z.string().url()).min(1).max(16)]).nullable().default(null),
+  /**
+   * `openai` engine: the header that carries a digest of the conversation's cache key (also sent
+   * as `prompt_cache_key`), for KV-aware routers; null: no header.
+   */
+  affinity_header: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "an HTTP header name").nullable().default("x-session-affinity"),
   api_key: z.string().nullable().default(null),
   model: z.string().nullable().default(null),
 });
@@ -191,6 +197,11 @@ export const httpSchema = z.strictObject({
   model_aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
   /** A `model` nothing matches: `error` (404 listing what exists) or `default` (the default agent answers). */
   unknown_model: z.enum(["error", "default"]).default("error"),
+  /**
+   * `mcp` tools in POST /v1/responses: this server connects to the server_url a request names.
+   * Off by default: a client could make the server reach any address it can (docs/http-api.md).
+   */
+  allow_request_mcp: z.boolean().default(false),
 });
 
 export const configSchema = z

@@ -7,6 +7,9 @@ import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
 import type { ApiKey } from "./keys/api-key.js";
+import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
+import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
+import type { ToolProvider } from "../tools/tool-types.js";
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
@@ -63,6 +66,13 @@ export interface ModelAccess {
   ps(): Promise<PsReport>;
 }
 
+/** An MCP client for servers a request names (local-ai's McpToolProvider, made by the composition root). */
+export interface McpClient extends ToolProvider {
+  status(): McpServerStatus[];
+}
+
+export type McpClientFactory = (servers: Record<string, McpRemoteServerConfig>) => McpClient;
+
 export interface HttpDeps {
   settings: HttpSettings;
   /** Agent name -> model name, in config order (the first is the default). */
@@ -75,4 +85,9 @@ export interface HttpDeps {
   logger: Logger;
   /** Aborted when the server shuts down: running turns are cancelled through it. */
   shutdownSignal?: AbortSignal;
+  /**
+   * The MCP client for the servers a Responses request names in `mcp` tools; set only when
+   * `http.allow_request_mcp` is true (absent: such a request is refused before anything connects).
+   */
+  mcpClient?: McpClientFactory;
 }

@@ -39,6 +39,7 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
     kv_cache_disk_bytes: 0,
     extra_args: [],
     base_url: null,
+    affinity_header: null,
     api_key: null,
     model: null,
     ...overrides,

@@ -28,7 +28,12 @@ export function loadResponsesTypes(): ResponsesTypes {
     const type = /^ {4}type: '(response\.[\w.]+|error)';/m.exec(body)?.[1];
     if (type !== undefined) events.set(type, required);
   }
-  assert.ok(events.size > 40 && interfaces.has("Response"), `could not read the Responses types from ${file}`);
+  // Items declared inside a namespace (ResponseOutputItem.McpCall...): the first declaration of a name.
+  for (const match of source.matchAll(/^ {4}interface (\w+) \{\n([\s\S]*?)\n {4}\}/gm)) {
+    const [, name = "", body = ""] = match;
+    if (!interfaces.has(name)) interfaces.set(name, [...body.matchAll(/^ {8}(\w+): /gm)].map((field) => field[1] ?? ""));
+  }
+  assert.ok(events.size > 40 && interfaces.has("Response") && interfaces.has("McpCall"), `could not read the Responses types from ${file}`);
   return { events, interfaces };
 }
 
@@ -38,6 +43,9 @@ const ITEM_INTERFACES: Record<string, string> = {
   reasoning: "ResponseReasoningItem",
   function_call: "ResponseFunctionToolCall",
   output_text: "ResponseOutputText",
+  mcp_list_tools: "McpListTools",
+  mcp_call: "McpCall",
+  mcp_approval_request: "McpApprovalRequest",
 };
 
 function assertFields(types: ResponsesTypes, name: string, value: unknown, where: string): void {

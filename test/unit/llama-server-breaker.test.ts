@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Backoff, DEFAULT_BACKOFF_OPTIONS } from "../../src/engine/llama-server/backoff.js";
-import { CircuitBreaker, DEFAULT_BREAKER_OPTIONS, type Clock } from "../../src/engine/llama-server/circuit-breaker.js";
+import { CircuitBreaker, DEFAULT_BREAKER_OPTIONS, type Clock } from "../../src/engine/circuit-breaker.js";
 import { DegradationLadder, nextTier, shapeForTier } from "../../src/engine/llama-server/degradation.js";
 
 class FakeClock implements Clock {

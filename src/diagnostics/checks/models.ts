@@ -1,3 +1,4 @@
+import { baseUrlsOf } from "../../config/model-endpoints.js";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { driverOf } from "../../engine/drivers/engine-drivers.js";
 import type { GgufHeaderProblem } from "../../engine/gguf/read-gguf-header.js";
@@ -84,7 +85,8 @@ async function checkOpenAiModel(name: string, model: ModelConfig, options: Model
   const id = `model.${name}`;
   const title = `Model ${name}`;
   const key = `llama.models.${name}`;
-  const baseUrl = model.base_url ?? "";
+  // The first endpoint (the one every request goes to while it is up).
+  const baseUrl = baseUrlsOf(model)[0] ?? "";
   const url = `${baseUrl.replace(/\/+$/, "")}/models`;
   const data: Record<string, unknown> = { engine: "openai", base_url: baseUrl, model: model.model };
   const timeout = AbortSignal.timeout(OPENAI_PROBE_TIMEOUT_MS);

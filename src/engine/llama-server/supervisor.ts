@@ -6,7 +6,7 @@ import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import type { CircuitState, EngineHealth, LoadProgress } from "../engine.js";
 import { Backoff } from "./backoff.js";
-import { CircuitBreaker } from "./circuit-breaker.js";
+import { CircuitBreaker } from "../circuit-breaker.js";
 import { DegradationLadder, type LaunchShape } from "./degradation.js";
 import { isConfigFailure, launchServer, type LaunchedServer } from "./launch.js";
 import { watchServer } from "./health-watch.js";

@@ -2,7 +2,7 @@
 // Users set the restart backoff and the circuit breaker (llama.restart); tests shrink the rest.
 import type { RestartConfig } from "../../config/schema.js";
 import { DEFAULT_BACKOFF_OPTIONS, type BackoffOptions } from "./backoff.js";
-import { DEFAULT_BREAKER_OPTIONS, type CircuitBreakerOptions } from "./circuit-breaker.js";
+import { DEFAULT_BREAKER_OPTIONS, type CircuitBreakerOptions } from "../circuit-breaker.js";
 
 export interface SupervisorTuning {
   /** Startup fails after this long without log output or readiness. */

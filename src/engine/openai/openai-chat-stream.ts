@@ -17,6 +17,8 @@ export interface OpenAiChatStreamOptions {
   request: GenerateRequest;
   /** extra body fields, e.g. llama-server's cache_prompt, id_slot (they cannot override model/messages/stream). */
   extraBody?: Record<string, unknown>;
+  /** Extra request headers (the openai engine's affinity header). */
+  headers?: Record<string, string>;
   logger?: Logger;
 }
 
@@ -70,6 +72,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
     try {
       stream = await client.chat.completions.create(buildChatBody(model, request, options.extraBody), {
         signal: upstream.signal,
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
       });
     } catch (err) {
       throw toEngineError(err, context, isAborted());

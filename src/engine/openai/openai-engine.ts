@@ -16,6 +16,9 @@ import { cancelledError } from "./openai-errors.js";
 import { probeModels } from "./probe-models.js";
 import { streamOpenAiCompletion } from "./openai-completion-stream.js";
 import { embedViaOpenAi } from "./openai-embeddings.js";
+import { FailoverFetch } from "./failover-fetch.js";
+import { baseUrlsOf } from "../../config/model-endpoints.js";
+import { affinityKey } from "./affinity-key.js";
 
 export interface OpenAiEngineDeps {
   logger: Logger;
@@ -48,6 +51,9 @@ export class OpenAiEngine implements Engine {
   /** The id sent to the server: `model:` from the config, else the config name. */
   private readonly model: string;
   private readonly baseUrl: string;
+  /** Several endpoints: tried in order on connection failure (failover-fetch.ts); null for one. */
+  private readonly failover: FailoverFetch | null;
+  private readonly affinityHeader: string | null;
   private readonly logger: Logger;
   private readonly probeTimeoutMs: number | undefined;
   private state: EngineState = "stopped";
@@ -62,17 +68,21 @@ export class OpenAiEngine implements Engine {
       // The config schema already requires it for engine "openai"; this guards direct construction.
       throw new RuntimeError("config_invalid", `llama.models.${modelName}.base_url is required for engine "openai"`);
     }
+    const baseUrls = baseUrlsOf(config);
     this.modelName = modelName;
     this.model = config.model ?? modelName;
-    this.baseUrl = config.base_url;
+    this.baseUrl = baseUrls[0]!;
+    this.affinityHeader = config.affinity_header;
     this.logger = deps.logger.child({ engine: "openai", model: modelName });
     this.probeTimeoutMs = deps.probeTimeoutMs;
+    this.failover = baseUrls.length > 1 ? new FailoverFetch(baseUrls, this.logger, deps.fetch) : null;
+    const fetcher = this.failover?.fetch ?? deps.fetch;
     // The api key goes to the client only; it is never logged or put in health info.
     this.client = createOpenAiClient({
-      baseUrl: config.base_url,
+      baseUrl: this.baseUrl,
       apiKey: config.api_key,
       logger: this.logger,
-      ...(deps.fetch !== undefined ? { fetch: deps.fetch } : {}),
+      ...(fetcher !== undefined ? { fetch: fetcher } : {}),
       ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
     });
   }
@@ -150,11 +160,14 @@ export class OpenAiEngine implements Engine {
     callerSignal?.addEventListener("abort", onAbort, { once: true });
     this.active.add(controller);
     try {
+      // The conversation's key, for a KV-aware router in front of several replicas (docs/scale-out.md).
+      const key = request.cacheKey === undefined ? undefined : affinityKey(request.cacheKey);
       yield* streamOpenAiChat({
         client: this.client,
         model: this.model,
         request: { ...request, signal: controller.signal },
         logger: this.logger,
+        ...(key === undefined ? {} : { extraBody: { prompt_cache_key: key }, ...(this.affinityHeader === null ? {} : { headers: { [this.affinityHeader]: key } }) }),
       });
       // A full answer proves the server works, whether or not warmUp was ever called.
       if (!this.closed) this.markReady();
@@ -213,7 +226,7 @@ export class OpenAiEngine implements Engine {
       state: this.state,
       degradationTier: "NORMAL",
       ...(this.detail !== undefined ? { detail: this.detail } : {}),
-      info: { base_url: this.baseUrl, model: this.model, active_requests: this.active.size },
+      info: { base_url: this.baseUrl, model: this.model, active_requests: this.active.size, ...(this.failover === null ? {} : { endpoints: this.failover.states() }) },
     };
   }
 

@@ -1,3 +1,4 @@
+import { baseUrlsOf } from "../../config/model-endpoints.js";
 import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import { formatBytes } from "../../shared/format-bytes.js";
@@ -114,7 +115,7 @@ async function planEntry(name: string, model: ModelConfig, context: LocalPlanCon
   const local = driverOf(model).local;
   if (local === null) {
     // Runs elsewhere (an endpoint): nothing to plan on this machine.
-    const baseUrl = model.base_url ?? "";
+    const baseUrl = baseUrlsOf(model).join(", ");
     return {
       name,
       engine: model.engine,

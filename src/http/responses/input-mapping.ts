@@ -94,8 +94,18 @@ export function toMessages(items: readonly IndexedItem[], options: MappingOption
         openAssistant = null;
         break;
       }
+      case "mcp_call": {
+        // An MCP call sent back (a client that keeps the conversation itself): the call and its result.
+        const call: ToolCall = { id: item.id, name: item.name, arguments: item.arguments };
+        messages.push({ role: "assistant", content: "", tool_calls: [call] }, { role: "tool", tool_call_id: item.id, name: item.name, content: item.output ?? item.error ?? "" });
+        openAssistant = null;
+        break;
+      }
       case "reasoning":
       case "additional_tools": // offered with `tools` (responses-tools.ts), not a message
+      case "mcp_list_tools": // the tools are listed again by this request's `mcp` tools
+      case "mcp_approval_request": // answered (or not) by an mcp_approval_response (response-turn.ts)
+      case "mcp_approval_response":
         break;
       default: {
         const message = item;

@@ -6,6 +6,7 @@ import {
   responseObject,
   usageObject,
   type FunctionCallOutputItem,
+  type ItemPrefix,
   type MessageOutputItem,
   type OutputItem,
   type ReasoningOutputItem,
@@ -13,6 +14,7 @@ import {
   type ResponseObject,
   type ResponseStatus,
 } from "./response-object.js";
+import { McpItemTracker, type McpApprovalRequestItem, type McpItemContext } from "./mcp-items.js";
 
 /** One server-sent event of the Responses stream (its `type` is the SSE event name). */
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>;
@@ -35,6 +37,9 @@ export class ResponseBuilder {
   private completion = 0;
   private cached: number | null = null;
   private traceId: string | null = null;
+  /** The request's MCP servers' items (lists, calls, the approval request). */
+  readonly mcp: McpItemTracker;
+  private approval: McpApprovalRequestItem | null = null;
 
   constructor(
     private readonly identity: ResponseIdentity,
@@ -42,7 +47,20 @@ export class ResponseBuilder {
     private readonly namespaced: ReadonlyMap<string, { namespace: string; name: string }>,
     private readonly degradationTier: () => string,
     private readonly warnings: readonly string[],
-  ) {}
+    mcp: McpItemContext = { origin: () => undefined },
+  ) {
+    this.mcp = new McpItemTracker(
+      {
+        add: (item) => {
+          this.close("completed");
+          return this.addItem(item);
+        },
+        emit: (type, fields) => this.emit(type, fields),
+        id: (prefix) => this.nextId(prefix),
+      },
+      mcp,
+    );
+  }
 
   /** `response.created` and `response.in_progress`. */
   start(): void {
@@ -65,6 +83,10 @@ export class ResponseBuilder {
       case "llm_chunk":
         this.textDelta(event.delta);
         break;
+      case "tool_start":
+      case "tool_done":
+        this.mcp.onToolEvent(event);
+        break;
       case "usage":
         this.prompt += event.input_tokens;
         this.completion += event.output_tokens;
@@ -84,7 +106,14 @@ export class ResponseBuilder {
     const cut = outcome.finish_reason === "length";
     this.close(cut ? "incomplete" : "completed");
     for (const call of outcome.tool_calls ?? []) this.functionCall(call);
+    const pending = outcome.finish_reason === "paused" ? outcome.pending_approval : undefined;
+    if (pending !== undefined) this.approval = this.mcp.approvalRequest(pending.tool, pending.args);
     return this.snapshot(cut ? "incomplete" : "completed", this.output, [...outcome.warnings, ...endingWarnings(outcome)]);
+  }
+
+  /** The approval request this response ends with (a paused turn), for the store. */
+  approvalRequest(): McpApprovalRequestItem | null {
+    return this.approval;
   }
 
   /** `response.completed` or `response.incomplete`. */
@@ -115,7 +144,7 @@ export class ResponseBuilder {
     this.sink({ type, sequence_number: this.sequence++, ...fields });
   }
 
-  private nextId(prefix: "msg" | "rs" | "fc"): string {
+  private nextId(prefix: ItemPrefix): string {
     return itemId(this.identity, prefix, this.items++);
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { McpOutputItem } from "./mcp-items.js";
 import type { ResponsesRequest } from "./responses-schema.js";
 
 /** The Response object and its output items, with every field the pinned `openai` types require. */
@@ -38,7 +39,7 @@ export interface FunctionCallOutputItem {
   namespace?: string;
 }
 
-export type OutputItem = ReasoningOutputItem | MessageOutputItem | FunctionCallOutputItem;
+export type OutputItem = ReasoningOutputItem | MessageOutputItem | FunctionCallOutputItem | McpOutputItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -85,19 +86,21 @@ export function newIdentity(model: string, request: ResponsesRequest, store: boo
   return { id: `resp_${key}`, key, created_at: Math.floor(Date.now() / 1000), model, echo: echoedSettings(request, store) };
 }
 
+export type ItemPrefix = "msg" | "rs" | "fc" | "in" | "mcpl" | "mcp" | "mcpr";
+
 /** An output item's id: `<prefix>_<response key>_<n>` (item_reference finds its response by it). */
-export const itemId = (identity: Pick<ResponseIdentity, "key">, prefix: "msg" | "rs" | "fc" | "in", n: number): string => `${prefix}_${identity.key}_${n}`;
+export const itemId = (identity: Pick<ResponseIdentity, "key">, prefix: ItemPrefix, n: number): string => `${prefix}_${identity.key}_${n}`;
 
 /** The response key in an item id made by itemId; null for ids this server did not make. */
 export function responseKeyOf(itemIdText: string): string | null {
-  return /^(?:msg|rs|fc|in)_([0-9a-f]{24})_\d+$/.exec(itemIdText)?.[1] ?? null;
+  return /^(?:msg|rs|fc|in|mcpl|mcp|mcpr)_([0-9a-f]{24})_\d+$/.exec(itemIdText)?.[1] ?? null;
 }
 
 /** The request's settings as the API echoes them, defaults filled in as it reports them. */
 function echoedSettings(request: ResponsesRequest, store: boolean): Record<string, unknown> {
   return {
     instructions: request.instructions ?? null,
-    tools: request.tools ?? [],
+    tools: (request.tools ?? []).map(withoutSecrets),
     tool_choice: request.tool_choice ?? "auto",
     parallel_tool_calls: request.parallel_tool_calls ?? true,
     temperature: request.temperature ?? null,
@@ -115,6 +118,15 @@ function echoedSettings(request: ResponsesRequest, store: boolean): Record<strin
     ...(request.user == null ? {} : { user: request.user }),
     ...(request.safety_identifier == null ? {} : { safety_identifier: request.safety_identifier }),
   };
+}
+
+/** An `mcp` tool as echoed (and stored): its credentials are not (header values masked, `authorization` dropped). */
+function withoutSecrets(tool: { type: string } & Record<string, unknown>): Record<string, unknown> {
+  if (tool.type !== "mcp") return tool;
+  const { authorization: _dropped, ...rest } = tool;
+  const headers = tool.headers;
+  if (headers === null || typeof headers !== "object") return rest;
+  return { ...rest, headers: Object.fromEntries(Object.keys(headers).map((name) => [name, "<redacted>"])) };
 }
 
 export interface ResponseState {

@@ -11,6 +11,10 @@ export interface RecordParts {
   context: readonly ChatMessage[];
   /** The client tool calls as the model made them (offered names), for the conversation. */
   toolCalls: readonly ToolCall[];
+  /** What the turn added to the conversation (steps, tool results), where the turn says. */
+  turnMessages: readonly ChatMessage[] | undefined;
+  /** The turn paused at an MCP call awaiting approval. */
+  pendingApproval: { id: string; call_id: string } | undefined;
   cacheKey: string;
 }
 
@@ -21,8 +25,9 @@ export function responseRecord(parts: RecordParts): StoredResponse {
     version: 1,
     response: parts.response,
     input_items: parts.inputItems.map(({ item }, n) => listedItem(item, item.id ?? itemId(parts.identity, "in", n))),
-    context: [...parts.context, answer],
+    context: [...parts.context, ...(parts.turnMessages ?? [answer])],
     cache_key: parts.cacheKey,
+    ...(parts.pendingApproval === undefined ? {} : { pending_approval: parts.pendingApproval }),
   };
 }
 

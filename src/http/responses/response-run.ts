@@ -9,6 +9,9 @@ import type { ResponseIdentity, ResponseObject } from "./response-object.js";
 import { responseRecord } from "./response-record.js";
 import type { ResponseStore } from "./response-store.js";
 import type { ResponseTurn } from "./response-turn.js";
+import type { RequestMcpTools } from "./request-mcp-tools.js";
+import { unansweredCalls } from "../../agent/turn-state.js";
+import type { ChatMessage } from "../../engine/chat-types.js";
 
 export interface RunResponseOptions {
   run: RunTurn;
@@ -24,6 +27,8 @@ export interface RunResponseOptions {
   degradationTier: () => string;
   logger: Logger;
   stream: { keepAliveMs: number; coalesceMs: number; maxPendingBytes: number } | null;
+  /** The request's MCP servers: listed before the turn, closed after it; null when it names none. */
+  mcp: RequestMcpTools | null;
 }
 
 /**
@@ -53,10 +58,36 @@ export async function runResponse(options: RunResponseOptions): Promise<Response
   return runStream(options, options.stream);
 }
 
+function newBuilder(options: RunResponseOptions, sink: (event: ResponseEvent) => void): ResponseBuilder {
+  const { turn, mcp } = options;
+  const approved = turn.resume?.decision === "approve" ? { id: turn.resume.approvalId, callId: turn.resume.callId } : undefined;
+  return new ResponseBuilder(options.identity, sink, turn.namespaced, options.degradationTier, turn.warnings, { origin: (name) => mcp?.origin(name), approved, approvals: options.store !== undefined });
+}
+
+/**
+ * The turn, after the request's MCP servers were connected and listed (`mcp_list_tools` items
+ * first in the output); the connections are closed when the turn settles, however it ends.
+ */
+function withMcp(options: RunResponseOptions, builder: ResponseBuilder): RunTurn {
+  const { mcp } = options;
+  if (mcp === null) return options.run;
+  return async (turnOptions) => {
+    try {
+      builder.mcp.listing(mcp.servers.map((server) => server.label));
+      await mcp.start(turnOptions.signal);
+      builder.mcp.listed(mcp.listed());
+      options.turn.warnings.push(...mcp.warnings);
+      return await options.run(turnOptions);
+    } finally {
+      await mcp.close();
+    }
+  };
+}
+
 async function runJson(options: RunResponseOptions): Promise<Response> {
-  const builder = new ResponseBuilder(options.identity, () => undefined, options.turn.namespaced, options.degradationTier, options.turn.warnings);
+  const builder = newBuilder(options, () => undefined);
   try {
-    const result = await options.run({ signal: options.controller.signal, emit: (event) => builder.onAgentEvent(event) }).catch((error: unknown) => {
+    const result = await withMcp(options, builder)({ signal: options.controller.signal, emit: (event) => builder.onAgentEvent(event) }).catch((error: unknown) => {
       throw refusal(error);
     });
     const response = await complete(builder, result, options);
@@ -70,11 +101,11 @@ async function runStream(options: RunResponseOptions, settings: NonNullable<RunR
   const { controller, logger } = options;
   const frames = turnFrameStream(settings, controller, logger);
   const send = (event: ResponseEvent): void => frames.push(namedFrame(event.type, event));
-  const builder = new ResponseBuilder(options.identity, send, options.turn.namespaced, options.degradationTier, options.turn.warnings);
+  const builder = newBuilder(options, send);
   builder.start();
   // Either the first model step began, or the turn ended without one: the stream answers both.
   const { turn } = await startTurnStream(frames, {
-    run: options.run,
+    run: withMcp(options, builder),
     controller,
     coalesceMs: settings.coalesceMs,
     startEvent: "llm_start",
@@ -113,8 +144,18 @@ async function complete(builder: ResponseBuilder, outcome: TurnOutcome, options:
   const response = builder.finish(outcome);
   if (options.store !== undefined && !options.controller.signal.aborted) {
     const { turn, identity } = options;
-    await options.store.put(responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, cacheKey: options.cacheKey }));
+    const approval = builder.approvalRequest();
+    const pendingApproval = approval === null ? undefined : pendingCall(approval.id, outcome, [...turn.context, ...(outcome.turn_messages ?? [])]);
+    await options.store.put(
+      responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, turnMessages: outcome.turn_messages, pendingApproval, cacheKey: options.cacheKey }),
+    );
   }
   builder.announce(response);
   return response;
+}
+
+/** The call a paused turn waits at: the first unanswered call of the gated tool (calls settle in order). */
+function pendingCall(id: string, outcome: TurnOutcome, conversation: readonly ChatMessage[]): { id: string; call_id: string } | undefined {
+  const call = unansweredCalls(conversation).find((candidate) => candidate.name === outcome.pending_approval?.tool);
+  return call === undefined ? undefined : { id, call_id: call.id };
 }

@@ -18,6 +18,8 @@ export interface StoredResponse {
   context: ChatMessage[];
   /** The KV cache key of the conversation: a chain of previous_response_ids keeps one. */
   cache_key: string;
+  /** The turn paused at an MCP call: its mcp_approval_request item and the model's call id. */
+  pending_approval?: { id: string; call_id: string };
 }
 
 export type ResponseStoreLimits = ResponseStoreSettings;

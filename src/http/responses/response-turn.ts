@@ -5,8 +5,9 @@ import { toSamplingOverrides } from "../sampling-overrides.js";
 import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
 import { responseKeyOf } from "./response-object.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
-import { unreadFieldWarnings, type ResponsesRequest } from "./responses-schema.js";
+import { unreadFieldWarnings, type McpApprovalResponseItem, type ResponsesRequest } from "./responses-schema.js";
 import { toClientToolSet, toolEntries, toToolChoice } from "./responses-tools.js";
+import { requestMcpServers, type RequestMcpServer } from "./mcp-tool-request.js";
 
 /** Everything a Responses request asks of one turn, resolved before the turn starts. */
 export interface ResponseTurn {
@@ -20,6 +21,10 @@ export interface ResponseTurn {
   overrides: SamplingOverrides;
   /** prompt_cache_key, else the chain's key from the previous response; undefined: a new conversation. */
   cacheKey: string | undefined;
+  /** The request's `mcp` tools (empty when it has none). */
+  mcpServers: RequestMcpServer[];
+  /** The previous response paused for approval and this request answers it. */
+  resume: { decision: "approve" | "decline"; approvalId: string; callId: string } | undefined;
   warnings: string[];
 }
 
@@ -27,6 +32,8 @@ export interface ResolveOptions {
   store: ResponseStore | undefined;
   /** The model takes image parts. */
   images: boolean;
+  /** http.allow_request_mcp: `mcp` tools may name servers to connect to. */
+  allowMcp: boolean;
 }
 
 /**
@@ -44,8 +51,12 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
     }
   }
   const inputItems = await parseInput(request.input, (id) => findItem(options.store, id));
-  const tools = toClientToolSet(toolEntries(request, inputItems));
+  const entries = toolEntries(request, inputItems);
+  // Refused before anything else is looked at: a disabled mcp tool must not connect anywhere.
+  const mcpServers = requestMcpServers(entries, options.allowMcp);
+  const tools = toClientToolSet(entries);
   warnings.push(...tools.warnings);
+  const resume = approvalAnswer(inputItems, previous);
   const choice = toToolChoice(request, tools);
   warnings.push(...choice.warnings);
   const offeredName = (name: string, namespace: string | null | undefined): string => {
@@ -56,20 +67,49 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
   const mapped = toMessages(inputItems, { offeredName, images: options.images, earlierCalls });
   warnings.push(...mapped.warnings);
   const context = [...(previous?.context ?? []), ...mapped.messages];
-  assertAnswerable(context);
+  assertAnswerable(context, resume !== undefined);
   const instructions = request.instructions?.trim() ?? "";
   const messages: ChatMessage[] = instructions === "" ? context : [{ role: "system", content: instructions }, ...context];
   // Read by the same code as chat completions' fields (text.format is its response_format).
   const overrides = toSamplingOverrides({ ...request, max_tokens: request.max_output_tokens, format: request.text?.format, tool_choice: choice.choice, reasoning_effort: request.reasoning?.effort });
   const cacheKey = request.prompt_cache_key != null ? `responses/${request.prompt_cache_key}` : previous?.cache_key;
-  return { messages, context, inputItems, clientTools: tools.specs, namespaced: tools.namespaced, overrides, cacheKey, warnings };
+  return { messages, context, inputItems, clientTools: tools.specs, namespaced: tools.namespaced, overrides, cacheKey, mcpServers, resume, warnings };
+}
+
+const refuse = (param: string, message: string): never => {
+  throw new RuntimeError("invalid_request", `${param}: ${message}`, { details: { param } });
+};
+
+/**
+ * A previous response that paused on an MCP call (`mcp_approval_request`) is resumed by an
+ * `mcp_approval_response` naming it, alone in `input`: the call runs (or the model is told it
+ * was declined) and the turn goes on. Without the answer the request is refused.
+ */
+function approvalAnswer(items: readonly IndexedItem[], previous: StoredResponse | null): ResponseTurn["resume"] {
+  const answers = items.filter(({ item }) => item.type === "mcp_approval_response");
+  const pending = previous?.pending_approval;
+  const first = answers[0];
+  if (first === undefined) {
+    if (pending !== undefined) refuse("input", `the previous response waits for the approval of ${pending.id}: send an mcp_approval_response item with approval_request_id ${JSON.stringify(pending.id)}`);
+    return undefined;
+  }
+  const answer = first.item as McpApprovalResponseItem;
+  const param = `input[${first.index}].approval_request_id`;
+  if (pending === undefined || answer.approval_request_id !== pending.id) {
+    refuse(param, `no approval request ${JSON.stringify(answer.approval_request_id.slice(0, 80))} waits in the response named by previous_response_id`);
+  }
+  const other = items.find(({ item }) => item.type !== "mcp_approval_response" && item.type !== "mcp_approval_request" && item.type !== "mcp_list_tools");
+  if (answers.length > 1 || other !== undefined) refuse(`input[${(answers[1] ?? other)!.index}]`, "a request that answers an approval request takes only that mcp_approval_response (the paused turn goes on from the call)");
+  return { decision: answer.approve ? "approve" : "decline", approvalId: pending!.id, callId: pending!.call_id };
 }
 
 /** The conversation must hold a user message, and a call must have its output before the model goes on. */
-function assertAnswerable(context: readonly ChatMessage[]): void {
+function assertAnswerable(context: readonly ChatMessage[], resuming: boolean): void {
   if (!context.some((message) => message.role === "user")) {
     throw new RuntimeError("invalid_request", "input: the conversation holds no user message", { details: { param: "input" } });
   }
+  // A resumed turn ends with the call it paused at (and the model's other calls of that step).
+  if (resuming) return;
   const answered = new Set(context.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
   const last = context.findLast((m) => m.role === "assistant");
   const open = (last?.role === "assistant" ? (last.tool_calls ?? []) : []).filter((call) => !answered.has(call.id));

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { HttpDeps } from "../http-deps.js";
+import type { HttpDeps, McpClientFactory } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../http-error.js";
@@ -11,7 +11,8 @@ import { startRequestWork } from "../request-work.js";
 import { newIdentity } from "./response-object.js";
 import type { ResponseStore } from "./response-store.js";
 import { runResponse } from "./response-run.js";
-import { resolveResponseTurn } from "./response-turn.js";
+import { resolveResponseTurn, type ResponseTurn } from "./response-turn.js";
+import { RequestMcpTools } from "./request-mcp-tools.js";
 import { parseResponsesRequest } from "./responses-schema.js";
 import { registerStoredResponseRoutes } from "./stored-response-routes.js";
 
@@ -27,8 +28,9 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const { agent, modelName, id: model, warnings } = resolveAgent(resolver, request.model, requestKeyScope(c));
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
     const store = request.store === false ? undefined : responseStore;
-    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images });
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images, allowMcp: deps.mcpClient !== undefined });
     turn.warnings.unshift(...warnings);
+    const mcp = requestMcpTools(turn, deps.mcpClient);
     const identity = newIdentity(model, request, request.store !== false);
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = deps.runner();
@@ -41,6 +43,10 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
             agent,
             messages: turn.messages,
             ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }),
+            ...(mcp === null ? {} : { tools: mcp }),
+            // A paused MCP call is answered by this request; the conversation is stored, so a gated call may pause.
+            pausable: store !== undefined,
+            ...(turn.resume === undefined ? {} : { resumeDecision: turn.resume.decision }),
             overrides: turn.overrides,
             // A stored response may be continued: its conversation keeps a key from the first turn
             // (llama-server's slot, the embedded KV state). Neither stored nor keyed: no key, so
@@ -59,6 +65,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
       release: work.finish,
       degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
       logger: log,
+      mcp,
       stream:
         request.stream === true
           ? { keepAliveMs: deps.settings.keepAliveMs ?? 10_000, coalesceMs: deps.settings.coalesceMs ?? 0, maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 }
@@ -72,7 +79,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const { agent, modelName } = resolveAgent(resolver, request.model, requestKeyScope(c));
     const runner = deps.runner();
     if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
-    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision });
+    // MCP servers are not connected to count tokens: their tools are not counted.
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision, allowMcp: deps.mcpClient !== undefined });
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       // The prompt the turn's first step would evaluate: the agent's system prompt, the
@@ -100,4 +108,11 @@ function resolveAgent(resolver: ModelResolver, model: string | undefined, scope:
   const agent = resolved.agent ?? "";
   const warnings = resolved.fallback === true ? [`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`] : [];
   return { agent, modelName: resolved.modelName, id: resolved.id, warnings };
+}
+
+/** The request's MCP servers as the turn's tools (nothing connects until the turn starts). */
+function requestMcpTools(turn: ResponseTurn, factory: McpClientFactory | undefined): RequestMcpTools | null {
+  if (turn.mcpServers.length === 0 || factory === undefined) return null;
+  const client = factory(Object.fromEntries(turn.mcpServers.map((server) => [server.label, server.config])));
+  return new RequestMcpTools(turn.mcpServers, client, new Set((turn.clientTools ?? []).map((tool) => tool.name)));
 }

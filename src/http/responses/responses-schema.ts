@@ -68,6 +68,16 @@ const additionalToolsItem = z
   .object({ type: z.literal("additional_tools"), id: z.string().nullish(), role: z.string().nullish(), tools: z.array(z.object({ type: z.string() }).loose()) })
   .loose();
 
+// The MCP items: the client's answer to an approval request, and earlier output items sent back.
+const mcpApprovalResponseItem = z
+  .object({ type: z.literal("mcp_approval_response"), id: z.string().nullish(), approval_request_id: z.string().min(1), approve: z.boolean(), reason: z.string().nullish() })
+  .loose();
+const mcpListToolsItem = z.object({ type: z.literal("mcp_list_tools"), id: z.string().nullish(), server_label: z.string(), tools: z.array(z.unknown()) }).loose();
+const mcpApprovalRequestItem = z.object({ type: z.literal("mcp_approval_request"), id: z.string().min(1), server_label: z.string(), name: z.string(), arguments: z.string() }).loose();
+const mcpCallItem = z
+  .object({ type: z.literal("mcp_call"), id: z.string().min(1), server_label: z.string(), name: z.string().min(1), arguments: z.string(), output: z.string().nullish(), error: z.string().nullish() })
+  .loose();
+
 const itemReference = z.object({ type: z.literal("item_reference").nullish(), id: z.string().min(1) }).loose();
 
 export type MessageItem = z.output<typeof messageItem>;
@@ -76,9 +86,15 @@ export type FunctionCallOutputItem = z.output<typeof functionCallOutputItem>;
 export type ReasoningInputItem = z.output<typeof reasoningItem>;
 export type AdditionalToolsItem = z.output<typeof additionalToolsItem>;
 export type ItemReference = z.output<typeof itemReference>;
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningInputItem | AdditionalToolsItem | ItemReference;
+export type McpApprovalResponseItem = z.output<typeof mcpApprovalResponseItem>;
+export type McpCallInputItem = z.output<typeof mcpCallItem>;
+export type McpInputItem = McpApprovalResponseItem | z.output<typeof mcpListToolsItem> | z.output<typeof mcpApprovalRequestItem> | McpCallInputItem;
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningInputItem | AdditionalToolsItem | McpInputItem | ItemReference;
 
-export const INPUT_ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "additional_tools", "item_reference"] as const;
+export const INPUT_ITEM_TYPES = [
+  "message", "function_call", "function_call_output", "reasoning", "additional_tools",
+  "mcp_approval_response", "mcp_list_tools", "mcp_approval_request", "mcp_call", "item_reference",
+] as const;
 
 /**
  * One item of `input`, or a 400 naming where it is wrong (`input[3].type`, `input[1].content[0].text`).
@@ -97,6 +113,10 @@ export function parseInputItem(raw: unknown, index: number): InputItem {
     : type === "function_call_output" ? functionCallOutputItem
     : type === "reasoning" ? reasoningItem
     : type === "additional_tools" ? additionalToolsItem
+    : type === "mcp_approval_response" ? mcpApprovalResponseItem
+    : type === "mcp_list_tools" ? mcpListToolsItem
+    : type === "mcp_approval_request" ? mcpApprovalRequestItem
+    : type === "mcp_call" ? mcpCallItem
     : type === "item_reference" || type === undefined || type === null ? itemReference
     : null;
   if (schema === null) {

@@ -48,8 +48,9 @@ export function toolEntries(request: ResponsesRequest, items: readonly IndexedIt
 /**
  * `function` tools are client tools, as `tools` in chat completions. A `namespace` tool offers
  * its functions; a function is offered under its own name, or `<namespace>__<name>` where that
- * name is taken, and a call of it comes back with `namespace` set. Every other tool type (hosted
- * tools, mcp, custom, local_shell...) is skipped and named in the warnings, never refused.
+ * name is taken, and a call of it comes back with `namespace` set. `mcp` tools run inside the
+ * turn (request-mcp-tools.ts). Every other tool type (hosted tools, custom, local_shell...) is
+ * skipped and named in the warnings, never refused.
  */
 export function toClientToolSet(entries: readonly ToolEntry[]): ClientToolSet {
   const specs: ToolSpec[] = [];
@@ -75,7 +76,8 @@ export function toClientToolSet(entries: readonly ToolEntry[]): ClientToolSet {
         }
         pendingNamespaced.push({ tool: parseFunction(member, `${param}.tools[${inner}]`), namespace: ns.name });
       }
-    } else {
+    } else if (raw.type !== "mcp") {
+      // mcp tools run here (mcp-tool-request.ts, request-mcp-tools.ts).
       warnings.push(`${param}: tool type "${raw.type.slice(0, 64)}" is not supported by this server; skipped`);
     }
   }

@@ -1,7 +1,7 @@
-// A circuit breaker for the llama-server child: after repeated failures in a window it opens,
+// A circuit breaker (the llama-server child's, and each endpoint of an openai model): after repeated failures in a window it opens,
 // so callers fail fast instead of queueing behind a crash loop; after a cool-down it lets one
 // probe through (half-open) and closes again only when that probe succeeds.
-import type { CircuitState } from "../engine.js";
+import type { CircuitState } from "./engine.js";
 
 export interface Clock {
   now(): number;
