@@ -1,12 +1,11 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
-import { probeHardware } from "../engine/plan/hardware.js";
+import { resolveMemoryBudget } from "../engine/memory-budget.js";
 import type { LlamaLoader } from "../engine/plan/llama-loader.js";
 import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModel } from "../engine/plan/plan-models.js";
 import type { MemoryNeed } from "../engine/scheduler-types.js";
-import { parseByteSize } from "../shared/byte-size.js";
 
 export interface ModelMemoryDeps {
   llama: LlamaLoader;
@@ -29,7 +28,7 @@ export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelM
   let budget: Promise<MemoryNeed> | undefined;
   const hasLocal = Object.values(config.llama.models).some((model) => model.engine !== "openai");
   return {
-    budget: () => (budget ??= resolveBudget(config, hasLocal ? deps.llama : null)),
+    budget: () => (budget ??= resolveMemoryBudget(config, hasLocal ? async () => (await deps.llama()).llama : null).then((resolved) => resolved.budget)),
     estimate: (name) => {
       let pending = estimates.get(name);
       if (pending === undefined) {
@@ -40,20 +39,6 @@ export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelM
       }
       return pending;
     },
-  };
-}
-
-async function resolveBudget(config: Config, llama: LlamaLoader | null): Promise<MemoryNeed> {
-  const { ram, vram } = config.llama.memory_budget;
-  const fixed = (value: number | string): number => parseByteSize(value) ?? 0;
-  if (ram !== "auto" && vram !== "auto") return { ramBytes: fixed(ram), vramBytes: fixed(vram) };
-  const hardware = await probeHardware(llama === null ? null : (await llama()).llama);
-  const margin = config.llama.memory_margin;
-  const ramMargin = margin === "auto" ? hardware.margins.ramBytes : fixed(margin);
-  const vramMargin = margin === "auto" ? hardware.margins.vramBytes : fixed(margin);
-  return {
-    ramBytes: ram === "auto" ? Math.max(0, hardware.ram.freeBytes - ramMargin) : fixed(ram),
-    vramBytes: vram === "auto" ? Math.max(0, hardware.gpu.vram.freeBytes - vramMargin) : fixed(vram),
   };
 }
 

@@ -6,6 +6,7 @@ import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import type { SessionGate } from "../session-gate.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
 import { lastUserInput, parseChatRequest, type ChatRequest } from "./request-schema.js";
@@ -18,8 +19,10 @@ export interface ChatTurn {
   body: ChatRequest;
   /** The agent that answers. */
   agent: string;
-  /** The name the client asked for (an agent or an alias), echoed as `model`. */
+  /** The name the client asked for (an agent, an alias, a downloaded model), echoed as `model`. */
   model: string;
+  /** The `llama.models` name that serves it. */
+  modelName: string;
   start: StartTurn;
   /** Lets the session go (the gate entered for a session-mode turn); idempotent. */
   release: () => void;
@@ -32,10 +35,12 @@ export interface ChatTurn {
  * is a conversation kept by the client, as every OpenAI client sends it: its messages are the
  * whole context and nothing is stored. Every refusal is thrown here, before any work starts.
  */
-export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate): ChatTurn {
+export async function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate): Promise<ChatTurn> {
   const body = parseChatRequest(raw);
   assertSupported(body);
-  const resolved = resolver.resolve(body.model);
+  const resolved = await resolveServedModel(resolver, deps.models, body.model);
+  // A downloaded model served on demand: the default agent's turn, on that model.
+  const model = resolved.downloaded === true ? { model: resolved.modelName } : {};
   // Chat names agents only (no llama.models names), so there is always one.
   const agent = resolved.agent ?? "";
   const ignored = ignoredFieldWarnings(raw);
@@ -49,8 +54,8 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
     if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
-      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, options), ignored);
-    return { body, agent, model: resolved.id, start, release: () => undefined, log };
+      withWarnings(await runner.runStateless({ agent, ...model, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, options), ignored);
+    return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
     throw new RuntimeError("invalid_request", "tools: functions the client runs need a conversation kept by the client; omit session_id (and X-Session-Id) to use them", { details: { param: "tools" } });
@@ -61,8 +66,8 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
   const input = lastUserInput(body);
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
-    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, options), ignored);
-  return { body, agent, model: resolved.id, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
+    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, ...model, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, options), ignored);
+  return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 
 function withWarnings(outcome: TurnOutcome, extra: readonly string[]): TurnOutcome {

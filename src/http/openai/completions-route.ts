@@ -8,6 +8,7 @@ import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
 import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import { streamCompletion } from "./completion-stream.js";
 import { parseCompletionsRequest, type CompletionsRequest } from "./completions-schema.js";
 import { textCompletion, UsageTally, type TextCompletionIdentity } from "./text-completion.js";
@@ -48,7 +49,7 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
 
 async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<ResolvedCompletion> {
   const body = parseCompletionsRequest(raw);
-  const { id, modelName } = resolver.resolve(body.model, models.names);
+  const { id, modelName } = await resolveServedModel(resolver, models, body.model, models.names);
   const engine = await models.engine(modelName);
   const complete = engine.complete?.bind(engine);
   if (complete === undefined) {

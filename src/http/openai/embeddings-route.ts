@@ -5,6 +5,7 @@ import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-schema.js";
 
@@ -25,7 +26,7 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: Mod
 
 async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
   const body = parseEmbeddingsRequest(raw);
-  const { id, modelName } = resolver.resolve(body.model, models.names);
+  const { id, modelName } = await resolveServedModel(resolver, models, body.model, models.names);
   const description = models.describe(modelName);
   const engine = await models.engine(modelName);
   const embed = engine.embed?.bind(engine);
