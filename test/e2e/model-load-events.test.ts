@@ -1,13 +1,15 @@
 // `model_load` events for every load a request triggers (not only a wait for memory), on the built
 // CLI's serve-stdio with a real embedded model: a first chat hears `loading` (then its progress, as
 // node-llama-cpp reports it) and `loaded` before the model answers; a chat on the loaded model
-// hears nothing; `warm_up` of another model streams the same states.
+// hears nothing; `warm_up` of another model streams the same states. Over HTTP, a stream that
+// waits for memory keeps its connection alive.
 import assert from "node:assert/strict";
 import { rm, writeFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { configYaml, localModel } from "../helpers/config-yaml.js";
+import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
 import { tempConfig } from "../helpers/temp-config.js";
 
 const LOAD_MS = 60_000;
@@ -72,5 +74,88 @@ describe("model_load events on a first load (serve-stdio, built CLI, embedded en
     proc.send({ id: "bye", method: "shutdown" });
     assert.equal((await proc.exited).code, 0);
     assert.deepEqual(protocolViolations(proc), []);
+  });
+});
+
+// A wait for memory over HTTP (serve-http, a budget that holds one tiny model): the stream is open
+// and keeps the connection alive while the model waits, `: keep-alive` comments on chat
+// completions, `ping` events on Messages (whose answer starts at the wait, not at the first step).
+describe("HTTP streams while a request waits for memory (serve-http, built CLI, embedded engine)", () => {
+  let tiny = "";
+  const servers: HttpServer[] = [];
+  const yaml = (budget: number): string =>
+    configYaml({
+      llama: {
+        memory_budget: { ram: budget, vram: 0 },
+        models: { ma: localModel(tiny, { ctx_size: 4096, parallel: 1, gpu_layers: 0 }), mb: localModel(tiny, { ctx_size: 4096, parallel: 1, gpu_layers: 0 }) },
+      },
+      agents: { a: { model: "ma", temperature: 0, max_tokens: 4, memory: false }, a_long: { model: "ma", temperature: 0, max_tokens: 3500, memory: false }, b: { model: "mb", temperature: 0, max_tokens: 4, memory: false } },
+    });
+  const start = async (budget: number): Promise<HttpServer> => {
+    const server = await startHttpServer(yaml(budget), [], { LOCAL_AI_HTTP_KEEPALIVE_MS: "100" });
+    servers.push(server);
+    return server;
+  };
+  const post = (server: HttpServer, route: string, body: unknown, signal?: AbortSignal): Promise<Response> =>
+    fetch(`${server.base}${route}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+  /** Reads the stream until `done(text so far)`; returns the text. */
+  const readUntil = async (reader: ReadableStreamDefaultReader<Uint8Array>, done: (text: string) => boolean, sofar = ""): Promise<string> => {
+    const decoder = new TextDecoder();
+    let text = sofar;
+    while (!done(text)) {
+      const next = await reader.read();
+      if (next.done) break;
+      text += decoder.decode(next.value, { stream: true });
+    }
+    return text;
+  };
+
+  before(async () => {
+    tiny = await ensureFixture("tiny", { seed: 3 });
+  });
+  after(async () => {
+    for (const server of servers) {
+      await server.stop();
+      await rm(server.dir, { recursive: true, force: true });
+    }
+  });
+
+  it("keep-alive comments (chat completions) and pings (Messages) flow while the model is queued; both answer once memory is free", async () => {
+    // What one loaded tiny model counts for (the eager warm-up loads the default agent's): measured on a roomy budget.
+    const probe = await start(1024 ** 4);
+    const loaded = ((await (await fetch(`${probe.base}/v1/ps`)).json()) as { data: Array<{ id: string; memory: { ram_bytes: number } }> }).data;
+    const perModel = loaded.find((entry) => entry.id === "ma")?.memory.ram_bytes ?? 0;
+    assert.ok(perModel > 0, JSON.stringify(loaded));
+    const server = await start(Math.floor(perModel * 1.5));
+
+    // A long turn keeps ma busy: mb cannot load beside it, and ma may not be unloaded.
+    const longTurn = new AbortController();
+    const long = await post(server, "/v1/chat/completions", { model: "a_long", stream: true, messages: [{ role: "user", content: "talk" }] }, longTurn.signal);
+    assert.equal(long.status, 200);
+    const longReader = (long.body as ReadableStream<Uint8Array>).getReader();
+    await readUntil(longReader, (text) => /"content":"[^"]/.test(text));
+
+    const chat = await post(server, "/v1/chat/completions", { model: "b", stream: true, messages: [{ role: "user", content: "hello" }] });
+    assert.equal(chat.status, 200);
+    const chatReader = (chat.body as ReadableStream<Uint8Array>).getReader();
+    const waiting = await readUntil(chatReader, (text) => text.includes(": keep-alive"));
+    assert.ok(waiting.includes(": keep-alive"), waiting);
+    assert.doesNotMatch(waiting, /"content":"[^"]/, "no token yet: the model waits for memory");
+
+    const messages = await post(server, "/v1/messages", { model: "b", max_tokens: 4, stream: true, messages: [{ role: "user", content: "hello" }] });
+    assert.equal(messages.status, 200, "the answer starts when the request waits for memory");
+    const messagesReader = (messages.body as ReadableStream<Uint8Array>).getReader();
+    // message_start and its first ping, then pings while the model waits.
+    const pinged = await readUntil(messagesReader, (text) => text.split("event: ping").length > 2);
+    assert.ok(pinged.startsWith("event: message_start"), pinged);
+    assert.ok(!pinged.includes("content_block_delta"), "no token yet");
+
+    // The long turn ends: ma is idle, so mb's load unloads it and both waiting requests are answered.
+    longTurn.abort();
+    await longReader.cancel().catch(() => undefined);
+    const chatDone = await readUntil(chatReader, (text) => text.includes("data: [DONE]"), waiting);
+    assert.ok(chatDone.includes("data: [DONE]") && chatDone.includes('"finish_reason":'), chatDone.slice(-500));
+    const messagesDone = await readUntil(messagesReader, (text) => text.includes("event: message_stop"), pinged);
+    assert.ok(messagesDone.includes("event: message_stop") && !messagesDone.includes("event: error"), messagesDone.slice(-500));
   });
 });
