@@ -26,9 +26,10 @@ export interface ModelMemory {
 export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelMemory {
   const estimates = new Map<string, Promise<MemoryNeed>>();
   let budget: Promise<MemoryNeed> | undefined;
-  const hasLocal = Object.values(config.llama.models).some((model) => model.engine !== "openai");
+  // Asked at the first load, when a downloaded model served on demand may have joined the table.
+  const hasLocal = (): boolean => Object.values(config.llama.models).some((model) => model.engine !== "openai");
   return {
-    budget: () => (budget ??= resolveMemoryBudget(config, hasLocal ? async () => (await deps.llama()).llama : null).then((resolved) => resolved.budget)),
+    budget: () => (budget ??= resolveMemoryBudget(config, hasLocal() ? async () => (await deps.llama()).llama : null).then((resolved) => resolved.budget)),
     estimate: (name) => {
       let pending = estimates.get(name);
       if (pending === undefined) {
