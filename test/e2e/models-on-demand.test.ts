@@ -10,7 +10,9 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { ensureFixture } from "../fixtures/gguf/index.js";
 import { configYaml, localModel } from "../helpers/config-yaml.js";
+import { CliProcess } from "../helpers/cli-process.js";
 import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import { tempConfig } from "../helpers/temp-config.js";
 
 const HF_FILE = "hf_owner_Tiny.Q8_0.gguf";
 
@@ -141,5 +143,26 @@ describe("models on demand (serve-http, built CLI, embedded engine)", () => {
     assert.equal(second.status, 200, await second.clone().text());
     await unloaded;
     assert.deepEqual((await ps(server)).map((entry) => entry.id), ["default"], "unloaded after the request");
+  });
+
+  it("over stdio with serve_downloaded: true, unload takes a downloaded model's names and its unknown-model error lists them", async () => {
+    const { dir, configPath } = await tempConfig(
+      configYaml({ llama: { serve_downloaded: true, models: { default: localModel(tiny, { ctx_size: 1024, parallel: 1, gpu_layers: 0 }) } }, agents: { default: { model: "default", memory: false } } }),
+    );
+    await mkdir(path.join(dir, "data", "models"), { recursive: true });
+    await copyFile(tiny, path.join(dir, "data", "models", "pulled-tiny.gguf"));
+    const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
+    try {
+      const unknown = await proc.request({ id: "u1", method: "unload", params: { model: "nope" } }, 30_000);
+      assert.equal(unknown.type, "error");
+      assert.equal(unknown.code, "invalid_request", JSON.stringify(unknown));
+      assert.equal(unknown.message, 'Unknown model "nope"; configured models: default, pulled-tiny.gguf');
+      const named = await proc.request({ id: "u2", method: "unload", params: { model: "pulled-tiny" } }, 30_000);
+      assert.deepEqual(named.result, { unloaded: [] }, "named by file name; nothing was loaded");
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
