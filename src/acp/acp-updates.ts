@@ -56,9 +56,9 @@ export class AcpTurnUpdates {
         this.announced.add(id);
         return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, undefined), ...final }];
       }
-      // A wait for the model's memory has no ACP update of its own (the editor shows the turn as running).
+      // ACP has no load notice: a one-entry plan is the status line editors show (docs/acp.md).
       case "model_load":
-        return [];
+        return [{ sessionUpdate: "plan", entries: [{ content: modelLoadText(event), priority: "high", status: event.state === "loaded" ? "completed" : event.state === "loading" ? "in_progress" : "pending" }] }];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
@@ -83,6 +83,18 @@ export class AcpTurnUpdates {
   /** Engines give every call an id; a missing one (never expected) still gets a unique one. */
   private idOf(callId: string | undefined): string {
     return callId ?? `${this.traceId}-call-${++this.calls}`;
+  }
+}
+
+/** "Waiting for memory to load model coder (unloading chat)", "Loading model coder (40 %)", "Loaded model coder". */
+export function modelLoadText(event: Extract<AgentEvent, { event: "model_load" }>): string {
+  switch (event.state) {
+    case "queued":
+      return `Waiting for memory to load model ${event.model}${event.unloading !== undefined && event.unloading.length > 0 ? ` (unloading ${event.unloading.join(", ")})` : ""}`;
+    case "loading":
+      return `Loading model ${event.model}${event.progress === undefined ? "" : ` (${Math.round(event.progress * 100)} %)`}`;
+    case "loaded":
+      return `Loaded model ${event.model}`;
   }
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../config/schema.js";
 import type { ChatMessage } from "../engine/chat-types.js";
 import type { Engine, LoadProgress } from "../engine/engine.js";
+import type { ModelLoadEvent } from "../engine/scheduler-types.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
@@ -24,12 +25,13 @@ export class SessionRunner {
 
   /**
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
-   * follows the model's download and load (a terminal draws a progress bar from it).
+   * follows the model's download and load (a terminal draws a progress bar from it); `onModelLoad`
+   * hears the scheduler's `model_load` states (queued for memory, loading, loaded).
    */
-  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number): Promise<void> {
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number, onModelLoad?: (event: ModelLoadEvent) => void): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
-    const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) };
+    const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}), ...(onModelLoad ? { onModelLoad } : {}) };
     const engine = await this.deps.engineFor(agent.model);
     await Promise.all([engine.warmUp(options), this.deps.tools.start(signal)]);
     if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
@@ -43,7 +45,7 @@ export class SessionRunner {
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
   async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: StatelessTurnOptions): Promise<TurnOutcome> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
-    const [agentName, agent] = this.resolveAgent(request.agent);
+    const [agentName, agent] = this.resolveAgent(request.agent, request.model);
     const engine = await this.deps.engineFor(agent.model);
     // The request's keep_alive (or the model's own idle_unload_s) governs the idle time after it.
     try {
@@ -79,7 +81,7 @@ export class SessionRunner {
   /** The prompt tokens a stateless turn of this request would evaluate (POST /v1/messages/count_tokens). */
   async countPromptTokens(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, signal: AbortSignal): Promise<number> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
-    const [agentName, agent] = this.resolveAgent(request.agent);
+    const [agentName, agent] = this.resolveAgent(request.agent, request.model);
     const engine = await this.deps.engineFor(agent.model);
     await this.deps.tools.start(signal);
     return countStatelessPrompt({ agent, engine, tools: this.deps.tools }, { ...request, agent: agentName }, signal);
@@ -102,7 +104,7 @@ export class SessionRunner {
   /** After a turn: the request's keep_alive (or, without one, the model's idle_unload_s) sets how long its model stays loaded. */
   private async keepAliveAfter(request: TurnRequest): Promise<void> {
     try {
-      const [, agent] = this.resolveAgent(request.agent);
+      const [, agent] = this.resolveAgent(request.agent, request.model);
       (await this.deps.engineFor(agent.model)).keepAlive?.(request.keep_alive ?? null);
     } catch {
       // An unknown agent already failed the turn; a registry shutting down has nothing to keep.
@@ -155,7 +157,7 @@ export class SessionRunner {
     // write queues behind it and the turn flushes them before it finishes.
     void save("running", null).catch(() => undefined);
     try {
-      const agent = this.resolveAgent(agentName)[1];
+      const agent = this.resolveAgent(agentName, request.model)[1];
       return await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady });
     } catch (error) {
       await writer.flush().catch(() => undefined);
@@ -193,7 +195,18 @@ export class SessionRunner {
     }, signal);
   }
 
-  private resolveAgent(name: string | undefined): [string, AgentConfig] {
+  /** The agent, on `model` instead of its own where one is given (a downloaded model served on demand). */
+  private resolveAgent(name: string | undefined, model?: string): [string, AgentConfig] {
+    const [agentName, agent] = this.namedAgent(name);
+    if (model === undefined) return [agentName, agent];
+    if (!(model in this.deps.config.llama.models)) {
+      const known = Object.keys(this.deps.config.llama.models);
+      throw new RuntimeError("invalid_params", `Unknown model "${model}"; models: ${known.join(", ") || "none"}`, { details: { param: "model", model, known } });
+    }
+    return [agentName, { ...agent, model }];
+  }
+
+  private namedAgent(name: string | undefined): [string, AgentConfig] {
     const agents = Object.entries(this.deps.config.agents);
     if (name === undefined) {
       const first = agents[0];

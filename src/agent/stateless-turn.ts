@@ -17,6 +17,8 @@ import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, too
 /** A turn whose conversation the client keeps (OpenAI clients resend it whole every time). */
 export interface StatelessTurnRequest {
   agent: string;
+  /** A `llama.models` name the agent runs on instead of its own model (a downloaded model served on demand). */
+  model?: string;
   /** The whole conversation, system messages included, in order. */
   messages: ChatMessage[];
   /** The client's own functions: offered instead of the agent's tools, run by the client. */

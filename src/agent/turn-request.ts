@@ -13,6 +13,8 @@ export interface TurnRequest {
   user_id?: string | undefined;
   session_id?: string | undefined;
   agent?: string | undefined;
+  /** A `llama.models` name the agent runs on instead of its own model (a downloaded model served on demand). */
+  model?: string | undefined;
   input?: string | ContentPart[] | undefined;
   resume?: boolean | undefined;
   approve_execution?: boolean | undefined;

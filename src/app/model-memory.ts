@@ -2,12 +2,11 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { driverOf } from "../engine/drivers/engine-drivers.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
-import { probeHardware } from "../engine/plan/hardware.js";
+import { resolveMemoryBudget } from "../engine/memory-budget.js";
 import type { LlamaLoader } from "../engine/llama/llama-loader.js";
 import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
 import { planModel } from "../engine/plan/plan-models.js";
 import type { MemoryNeed } from "../engine/scheduler-types.js";
-import { parseByteSize } from "../shared/byte-size.js";
 
 export interface ModelMemoryDeps {
   llama: LlamaLoader;
@@ -28,9 +27,10 @@ export interface ModelMemory {
 export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelMemory {
   const estimates = new Map<string, Promise<MemoryNeed>>();
   let budget: Promise<MemoryNeed> | undefined;
-  const hasLocal = Object.values(config.llama.models).some((model) => driverOf(model).local !== null);
+  // Asked at the first load, when a downloaded model served on demand may have joined the table.
+  const hasLocal = (): boolean => Object.values(config.llama.models).some((model) => driverOf(model).local !== null);
   return {
-    budget: () => (budget ??= resolveBudget(config, hasLocal ? deps.llama : null)),
+    budget: () => (budget ??= resolveMemoryBudget(config, hasLocal() ? async () => (await deps.llama()).llama : null).then((resolved) => resolved.budget)),
     estimate: (name) => {
       let pending = estimates.get(name);
       if (pending === undefined) {
@@ -41,20 +41,6 @@ export function createModelMemory(config: Config, deps: ModelMemoryDeps): ModelM
       }
       return pending;
     },
-  };
-}
-
-async function resolveBudget(config: Config, llama: LlamaLoader | null): Promise<MemoryNeed> {
-  const { ram, vram } = config.llama.memory_budget;
-  const fixed = (value: number | string): number => parseByteSize(value) ?? 0;
-  if (ram !== "auto" && vram !== "auto") return { ramBytes: fixed(ram), vramBytes: fixed(vram) };
-  const hardware = await probeHardware(llama === null ? null : (await llama()).llama);
-  const margin = config.llama.memory_margin;
-  const ramMargin = margin === "auto" ? hardware.margins.ramBytes : fixed(margin);
-  const vramMargin = margin === "auto" ? hardware.margins.vramBytes : fixed(margin);
-  return {
-    ramBytes: ram === "auto" ? Math.max(0, hardware.ram.freeBytes - ramMargin) : fixed(ram),
-    vramBytes: vram === "auto" ? Math.max(0, hardware.gpu.vram.freeBytes - vramMargin) : fixed(vram),
   };
 }
 

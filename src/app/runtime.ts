@@ -23,6 +23,7 @@ import { ChildRegistry } from "../shared/process/child-registry.js";
 import { HelpProbe } from "../engine/llama-server/help-probe.js";
 import { createModelMemory } from "./model-memory.js";
 import { createModelServices, type ModelServices } from "./model-services.js";
+import { DownloadedModels } from "../models/downloaded-models.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
 
@@ -33,6 +34,8 @@ export interface RuntimeOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** The front door already logged what is wrong with the config (serve-stdio does, at start). */
   configReported?: boolean;
+  /** llama.serve_downloaded when the config leaves it null: true for serve-http, false elsewhere. */
+  serveDownloaded?: boolean;
 }
 
 /**
@@ -69,6 +72,10 @@ export interface Runtime {
   pull(call: PullCall): Promise<PullResult>;
   /** Frees the named loaded model, or every one; resolves with the names that were loaded. Needs a valid config. */
   unload(model?: string): Promise<string[]>;
+  /** The models in app.models_dir served on demand (llama.serve_downloaded), adopted into the runtime's model table. Needs a valid config. */
+  downloadedModels(): DownloadedModels;
+  /** The runtime's model table: the config with the downloaded models adopted so far under llama.models. Needs a valid config. */
+  liveConfig(): Config;
   close(): Promise<void>;
 }
 
@@ -89,18 +96,30 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const removeExitHook = killChildrenOnExit(children);
   // Which flags the llama-server binary has: asked once per binary, for the engines and plan alike.
   const helpProbe = new HelpProbe();
+  // The runtime's own model table: the config's llama.models, plus the downloaded models adopted
+  // on demand (the loaded config itself is never changed: doctor and plan read it as written).
+  let live: Config | null = null;
+  const liveConfig = (): Config => {
+    if (live !== null) return live;
+    const config = requireConfig(configState);
+    live = { ...config, llama: { ...config.llama, models: { ...config.llama.models } } };
+    return live;
+  };
   let models: ModelServices | null = null;
-  const modelServices = (): ModelServices => (models ??= createModelServices(requireConfig(configState), env, loadLlama, logger));
+  const modelServices = (): ModelServices => (models ??= createModelServices(liveConfig(), env, loadLlama, logger));
+  let downloaded: DownloadedModels | null = null;
+  const downloadedModels = (): DownloadedModels =>
+    (downloaded ??= new DownloadedModels(liveConfig(), modelServices().settings, liveConfig().llama.serve_downloaded ?? options.serveDownloaded ?? false));
   let core: AgentCore | null = null;
   const agentCore = (): AgentCore =>
-    (core ??= createAgentCore(requireConfig(configState), {
+    (core ??= createAgentCore(liveConfig(), {
       logger,
       env,
       llama,
       children,
       helpProbe,
       modelFile: (name, model) => modelServices().files.resolver(name, model),
-      memory: createModelMemory(requireConfig(configState), { llama: loadLlama, logger, env, helpProbe, modelInfo: (name, model, signal) => modelServices().files.planInfo(name, model, signal) }),
+      memory: createModelMemory(liveConfig(), { llama: loadLlama, logger, env, helpProbe, modelInfo: (name, model, signal) => modelServices().files.planInfo(name, model, signal) }),
     }));
   let warmUp: { state: RuntimeHealth["warmUp"]; error?: string } = { state: "idle" };
   const defaultModel = configState.status === "loaded" ? (Object.values(configState.config.agents)[0]?.model ?? "default") : "default";
@@ -124,7 +143,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     pull: (call) => modelServices().puller.pull(call),
     // Building the core starts nothing (engines load lazily); it answers an unknown name too.
-    unload: (model) => agentCore().engines.unload(model),
+    unload: async (model) => {
+      // A downloaded model is named as a request names it (file name, reference): nothing to free when never adopted.
+      if (model !== undefined && !(model in liveConfig().llama.models) && downloadedModels().served) {
+        const found = await downloadedModels().find(model);
+        if (found !== null) return found.name in liveConfig().llama.models ? agentCore().engines.unload(found.name) : [];
+        await downloadedModels().list();
+      }
+      return agentCore().engines.unload(model);
+    },
+    downloadedModels,
+    liveConfig,
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,

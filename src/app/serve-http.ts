@@ -75,13 +75,14 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
 
   const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
-  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
+  // serve-http serves the downloaded models by default (llama.serve_downloaded, docs/models.md).
+  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env, serveDownloaded: true });
   const shutdown = new AbortController();
   const { app } = createHttpApp({
     settings,
     agents: Object.fromEntries(Object.entries(config.agents).map(([name, agent]) => [name, agent.model])),
     runner: () => runtime.sessionRunner(),
-    models: createModelAccess(config, () => runtime.engines()),
+    models: createModelAccess(runtime.liveConfig(), () => runtime.engines(), () => runtime.downloadedModels()),
     health: () => runtime.health(),
     version: runtime.info.version,
     logger,

@@ -111,6 +111,8 @@ export const llamaSchema = z.strictObject({
   load_queue: z.strictObject({ length: positiveInt.default(32), timeout_s: positiveInt.default(120) }).prefault({}),
   /** idle_unload_s for every model that sets none; null = keep loaded. */
   idle_unload_s: positiveInt.nullable().default(null),
+  /** Serve GGUFs in app.models_dir that no entry uses, by file name or pulled reference (docs/models.md); null = true for serve-http, false elsewhere. */
+  serve_downloaded: z.boolean().nullable().default(null),
 });
 
 export const agentSchema = z.strictObject({

@@ -3,7 +3,7 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
-import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
+import type { Engine, EngineCapabilities, EngineHealth, EngineKind, LoadProgress, WarmUpOptions } from "./engine.js";
 import { ModelAdmission } from "./model-admission.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
@@ -60,7 +60,8 @@ export class ManagedEngine implements Engine, ScheduledModel {
     private readonly options: ManagedEngineOptions,
   ) {
     this.current = first;
-    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => isLoaded(this.current.health()));
+    // An openai model has nothing to load locally: its calls are never told `loading`.
+    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => first.kind === "openai" || isLoaded(this.current.health()));
     this.kind = first.kind;
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;
@@ -74,7 +75,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
   }
 
   warmUp(options?: WarmUpOptions): Promise<void> {
-    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad);
+    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad, options?.onProgress);
   }
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
@@ -181,13 +182,12 @@ export class ManagedEngine implements Engine, ScheduledModel {
     }
   }
 
-  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void): Promise<T> {
+  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void, onProgress?: (progress: LoadProgress) => void): Promise<T> {
     this.begin();
     try {
-      const waited = await this.admitted(signal, listener);
+      if (await this.admitted(signal, listener)) await this.load(signal, listener, onProgress);
       const result = await work();
       this.loaded();
-      if (waited) listener?.({ model: this.modelName, state: "loaded" });
       return result;
     } catch (error) {
       this.failed();
@@ -201,20 +201,17 @@ export class ManagedEngine implements Engine, ScheduledModel {
     const begin = (): void => this.begin();
     const end = (): void => this.end();
     const admitted = (): Promise<boolean> => this.admitted(signal, listener);
-    const name = this.modelName;
+    const load = (): Promise<void> => this.load(signal, listener);
     const loaded = (): void => this.loaded();
     const failed = (): void => this.failed();
     return {
       async *[Symbol.asyncIterator]() {
         begin();
         try {
-          const waited = await admitted();
+          if (await admitted()) await load();
           let first = true;
           for await (const chunk of open()) {
-            if (first) {
-              loaded();
-              if (waited) listener?.({ model: name, state: "loaded" });
-            }
+            if (first) loaded();
             first = false;
             yield chunk;
           }
@@ -228,7 +225,30 @@ export class ManagedEngine implements Engine, ScheduledModel {
     };
   }
 
-  /** Before a call reaches the engine (see ModelAdmission.admitted); true when it waited for memory. */
+  /**
+   * The load a call waits for, made (or joined) before the call itself, so that the caller hears
+   * its progress (`loading` with `progress` at each further 10 %, where the engine reports it:
+   * node-llama-cpp's onLoadProgress) and `loaded` the moment it is done. warmUp is shared and
+   * idempotent in every engine, so the call that follows finds the model loaded.
+   */
+  private async load(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    let told = 0;
+    await this.current.warmUp({
+      ...(signal ? { signal } : {}),
+      onProgress: (progress) => {
+        onProgress?.(progress);
+        if (progress.phase !== "loading" || progress.progress === undefined) return;
+        const tenth = Math.floor(progress.progress * 10);
+        if (tenth <= told) return;
+        told = tenth;
+        listener?.({ model: this.modelName, state: "loading", progress: Math.min(1, Math.round(progress.progress * 100) / 100) });
+      },
+    });
+    this.loaded();
+    listener?.({ model: this.modelName, state: "loaded" });
+  }
+
+  /** Before a call reaches the engine (see ModelAdmission.admitted); true when the model is not loaded yet. */
   private admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
     return this.admission?.admitted(signal, listener) ?? Promise.resolve(false);
   }

@@ -24,16 +24,12 @@ export class ModelAdmission {
   /**
    * A model without a reservation asks the scheduler for one (which may unload others, or wait).
    * Concurrent callers share one admission; one whose own signal did not abort tries again when
-   * the shared one was cancelled by another's. Resolves true when the call had to wait for memory:
-   * only such a call is told `loading` (and, by the caller, `loaded`): a load with room to spare
-   * is no news to the client.
+   * the shared one was cancelled by another's. Resolves true when the model is not loaded yet:
+   * the call waits for its load, so it is told `loading` (and, by the caller, `loaded`); every
+   * call that waits for a load hears of it, whether it queued for memory first or not.
    */
   async admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
-    let waited = false;
-    const mine = (event: ModelLoadEvent): void => {
-      waited = true;
-      listener?.(event);
-    };
+    const mine = (event: ModelLoadEvent): void => listener?.(event);
     this.listeners.add(mine);
     try {
       while (this.reservation === null) {
@@ -60,8 +56,9 @@ export class ModelAdmission {
           throw error;
         }
       }
-      if (waited && !this.loadedNow()) listener?.({ model: this.model.modelName, state: "loading" });
-      return waited;
+      if (this.loadedNow()) return false;
+      listener?.({ model: this.model.modelName, state: "loading" });
+      return true;
     } finally {
       this.listeners.delete(mine);
     }

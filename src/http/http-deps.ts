@@ -64,6 +64,15 @@ export interface ModelAccess {
   describe(name: string): ModelDescription;
   /** The scheduler's view: every model's status and memory, and the budget (loads nothing). */
   ps(): Promise<PsReport>;
+  /**
+   * A GGUF in app.models_dir that no config entry uses, named by file name (with or without
+   * `.gguf`) or by the reference it was pulled from: the `llama.models` name that serves it (a
+   * configured entry using the file, or the file adopted with default settings), `served: false`
+   * when llama.serve_downloaded is off; null when there is no such file. Absent: none are served.
+   */
+  onDemand?(requested: string): Promise<OnDemandModel | null>;
+  /** The downloaded models served on demand, by name (none when llama.serve_downloaded is off). */
+  downloaded?(): Promise<string[]>;
 }
 
 /** An MCP client for servers a request names (local-ai's McpToolProvider, made by the composition root). */
@@ -72,6 +81,8 @@ export interface McpClient extends ToolProvider {
 }
 
 export type McpClientFactory = (servers: Record<string, McpRemoteServerConfig>) => McpClient;
+
+export type OnDemandModel = { served: true; name: string } | { served: false; file: string };
 
 export interface HttpDeps {
   settings: HttpSettings;

@@ -21,7 +21,12 @@ export interface ResolvedModel {
   modelName: string;
   /** Set when nothing matched and http.unknown_model: default gave the default agent. */
   fallback?: true;
+  /** A GGUF in app.models_dir that no config entry uses (llama.serve_downloaded): the turn runs the default agent on `modelName`. */
+  downloaded?: true;
 }
+
+/** At most this many names in a 404's list (a models_dir may hold hundreds): GET /v1/models has them all. */
+const LISTED_NAMES = 20;
 
 interface GlobAlias {
   pattern: string;
@@ -71,6 +76,11 @@ export class ModelResolver {
     return [...Object.keys(this.names.agents).map((agent) => ({ id: agent, agent })), ...[...this.exact].map(([id, agent]) => ({ id, agent }))];
   }
 
+  /** The agent that answers when no agent is named (the first configured one). */
+  defaultAgent(): string | undefined {
+    return Object.keys(this.names.agents)[0];
+  }
+
   private viaAgent(id: string, agent: string): ResolvedModel {
     const modelName = this.names.agents[agent];
     // The config schema refuses an alias to an unknown agent; a hand-made catalog might not.
@@ -78,11 +88,18 @@ export class ModelResolver {
     return { id, agent, modelName };
   }
 
-  private notFound(requested: string, modelNames: readonly string[]): HttpError {
-    const agents = Object.keys(this.names.agents);
-    const known = [...agents, ...this.exact.keys(), ...modelNames.filter((name) => !agents.includes(name) && !this.exact.has(name))];
+  /**
+   * The 404 for a name nothing serves, naming what does (at most 20 names, then how many more):
+   * agents, exact aliases, the endpoint's `llama.models` names and the downloaded models served
+   * on demand; `notServed` is a downloaded file that llama.serve_downloaded: false keeps out.
+   */
+  notFound(requested: string, modelNames: readonly string[], downloaded: readonly string[] = [], notServed?: string): HttpError {
+    const known = [...new Set([...Object.keys(this.names.agents), ...this.exact.keys(), ...modelNames, ...downloaded])];
     const globs = this.globs.map((alias) => alias.pattern);
-    const listing = `Available: ${known.join(", ") || "none"}${globs.length > 0 ? `; and any name matching ${globs.join(", ")}` : ""}`;
-    return new HttpError("model_not_found", `The model ${JSON.stringify(requested)} does not exist. ${listing}`, "model");
+    const shown = known.slice(0, LISTED_NAMES).join(", ");
+    const more = known.length > LISTED_NAMES ? ` and ${known.length - LISTED_NAMES} more (GET /v1/models lists them)` : "";
+    const listing = `Available: ${shown || "none"}${more}${globs.length > 0 ? `; and any name matching ${globs.join(", ")}` : ""}`;
+    const why = notServed === undefined ? "does not exist" : `is a downloaded model (${notServed}) but llama.serve_downloaded is false, so only configured models are served`;
+    return new HttpError("model_not_found", `The model ${JSON.stringify(requested.slice(0, 200))} ${why}. ${listing}`, "model");
   }
 }

@@ -143,7 +143,7 @@ function factsOf(info: GgufFileInfo, bytes: number): Pick<CatalogEntry, "archite
 }
 
 /** Absolute file -> the config entries that load it (a path, or a reference downloaded to it), and the references not downloaded. */
-async function configUses(config: Config, settings: DownloadSettings): Promise<{ users: Map<string, string[]>; notDownloaded: Catalog["notDownloaded"] }> {
+export async function configUses(config: Config, settings: DownloadSettings): Promise<{ users: Map<string, string[]>; notDownloaded: Catalog["notDownloaded"] }> {
   const users = new Map<string, string[]>();
   const notDownloaded: Catalog["notDownloaded"] = [];
   for (const [name, model] of Object.entries(config.llama.models)) {

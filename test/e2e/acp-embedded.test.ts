@@ -38,6 +38,10 @@ describe("ACP on the embedded engine (demo GGUF models)", () => {
     const response = await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Hello!" }] });
     assert.equal(response.stopReason, "end_turn");
     assert.equal(editor.text(sessionId), DEMO_SENTENCE);
+    // The first prompt loaded the model: the editor saw it as a one-entry plan, in progress then completed.
+    const plans = editor.updates(sessionId).flatMap((u) => (u.sessionUpdate === "plan" ? u.entries : []));
+    assert.deepEqual(plans[0], { content: "Loading model default", priority: "high", status: "in_progress" });
+    assert.deepEqual(plans.at(-1), { content: "Loaded model default", priority: "high", status: "completed" });
     // An image anyway: refused before the turn starts, naming the part.
     await assert.rejects(
       editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" }] }),

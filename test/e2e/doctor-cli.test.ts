@@ -94,4 +94,18 @@ describe("local-ai doctor (built CLI)", () => {
     assert.ok(!run.stdout.includes("\u001b["), "no color when stdout is a pipe");
     assert.match(run.stdout, /\d+ ok, \d+ warnings?, 0 failed/);
   });
+
+  it("shows the memory budget (auto here: what is free less the margin) and what the model needs of it, in text and --json", async () => {
+    const json = JSON.parse((await runCli(["doctor", "--json", "--config", config], dir)).stdout) as DoctorReport;
+    const budget = json.checks.find((check) => check.id === "memory.budget");
+    assert.equal(budget?.status, "ok", JSON.stringify(budget));
+    const data = budget.data as { ram_bytes: number; ram: { setting: string; free_bytes: number; margin_bytes: number }; need: { ram_bytes: number }; models: Record<string, { ram_bytes: number }>; all_fit: boolean };
+    assert.equal(data.ram.setting, "auto");
+    assert.equal(data.ram_bytes, Math.max(0, data.ram.free_bytes - data.ram.margin_bytes));
+    assert.ok((data.models.default?.ram_bytes ?? 0) > 0 && data.need.ram_bytes === data.models.default?.ram_bytes, JSON.stringify(data));
+    assert.equal(data.all_fit, true);
+    assert.match(budget.finding, /^RAM .* \(auto: .* free less .* margin\), VRAM .*; the model needs .* RAM and .* VRAM: all can be loaded at once$/);
+    const run = await runCli(["doctor", "--config", config], dir);
+    assert.match(run.stdout, /Memory budget +RAM .* \(auto: /);
+  });
 });

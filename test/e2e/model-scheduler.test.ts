@@ -137,7 +137,8 @@ describe("model scheduler under a memory budget (built CLI, embedded engine)", (
     assert.equal((await proc.request({ id: "x1", method: "cancel", params: { request_id: "long-a" } })).type, "result");
     const c2 = await proc.waitFor((message) => message.id === "c2" && (message.type === "result" || message.type === "error"), LOAD_MS);
     assert.equal(c2.type, "result", JSON.stringify(c2));
-    const c2Events = proc.messages.filter((message) => message.id === "c2" && message.event === "model_load").map((message) => [message.state, message.unloading]);
+    // The load's progress reports (loading with `progress`) left out: how many node-llama-cpp sends varies.
+    const c2Events = proc.messages.filter((message) => message.id === "c2" && message.event === "model_load" && message.progress === undefined).map((message) => [message.state, message.unloading]);
     assert.deepEqual(c2Events, [["queued", undefined], ["queued", ["ma"]], ["loading", undefined], ["loaded", undefined]]);
     assert.deepEqual(unloaded(proc), ["ma", "mc", "ma"], "B, busy all along, was never unloaded");
     assert.equal(proc.messages.some((message) => message.id === "long-b" && message.type !== "event"), false, "B's turn still runs");

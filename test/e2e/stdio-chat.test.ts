@@ -40,7 +40,10 @@ describe("serve-stdio chat (built CLI, embedded engine, generated GGUF)", () => 
     assert.deepEqual(result.warnings, []);
     const events = eventsOf(proc, "c1");
     const names = events.map((e) => e.event);
-    assert.deepEqual(names.filter((n) => n !== "llm_chunk"), ["run_start", "memory_start", "llm_start", "usage", "llm_done", "final"]);
+    // The first chat loads the model: model_load (loading, its progress, loaded) before the memory step.
+    assert.deepEqual(names.filter((n, i) => n !== "llm_chunk" && !(n === "model_load" && names[i - 1] === "model_load")), ["run_start", "model_load", "memory_start", "llm_start", "usage", "llm_done", "final"]);
+    const loads = events.filter((e) => e.event === "model_load");
+    assert.deepEqual([loads[0]?.state, loads.at(-1)?.state], ["loading", "loaded"]);
     assert.equal(events.filter((e) => e.event === "llm_chunk").map((e) => e.delta).join(""), DEMO_SENTENCE);
     assert.deepEqual(events[0], { id: "c1", type: "event", event: "run_start", user_input: "Hello!", trace_id: result.trace_id, session_id: "s1", agent: "assistant" });
     assert.deepEqual(events.at(-1), { id: "c1", type: "event", event: "final", step: 0, response: DEMO_SENTENCE });

@@ -24,6 +24,25 @@ function mapAll(updates: AcpTurnUpdates, events: AgentEvent[]): unknown[] {
 }
 
 describe("AcpTurnUpdates: AgentEvents as session/update", () => {
+  it("model_load is a one-entry plan the editor shows: pending while queued for memory, in progress while loading, completed once loaded", () => {
+    const updates = new AcpTurnUpdates(CWD, null);
+    const out = mapAll(updates, [
+      { event: "model_load", step: 0, model: "coder", state: "queued" },
+      { event: "model_load", step: 0, model: "coder", state: "queued", unloading: ["chat", "embed"] },
+      { event: "model_load", step: 0, model: "coder", state: "loading" },
+      { event: "model_load", step: 0, model: "coder", state: "loading", progress: 0.4 },
+      { event: "model_load", step: 0, model: "coder", state: "loaded" },
+    ]);
+    const entry = (content: string, status: string): unknown => ({ sessionUpdate: "plan", entries: [{ content, priority: "high", status }] });
+    assert.deepEqual(out, [
+      entry("Waiting for memory to load model coder", "pending"),
+      entry("Waiting for memory to load model coder (unloading chat, embed)", "pending"),
+      entry("Loading model coder", "in_progress"),
+      entry("Loading model coder (40 %)", "in_progress"),
+      entry("Loaded model coder", "completed"),
+    ]);
+  });
+
   it("text and thinking are chunks with a message id per step; usage is usage_update against the context window", () => {
     const updates = new AcpTurnUpdates(CWD, () => 4096);
     const out = mapAll(updates, [

@@ -90,7 +90,7 @@ describe("model plan checks (real node-llama-cpp)", () => {
       },
     });
     const results = await checkModelInsights(config, { llama: llama.get, env: process.env, settings: downloadSettingsOf(config, process.env) });
-    assert.deepEqual(results.map((result) => result.id), ["model.good.plan", "model.broken.plan"]);
+    assert.deepEqual(results.map((result) => result.id), ["model.good.plan", "model.broken.plan", "memory.budget"]);
     const good = byId(results, "model.good.plan");
     assert.equal(good.status, "ok");
     assert.match(good.finding, /^llama, 190K params, F16, trained ctx 2048; CPU only/);
@@ -117,6 +117,32 @@ describe("model plan checks (real node-llama-cpp)", () => {
     assert.match(big.finding, /^llama, 84M params, Q8_0, trained ctx 8192; Model big does not fit on this machine .* 144\.0 MiB usable \(160\.0 MiB free - 16\.0 MiB margin\)\.$/);
     assert.match(big.fix ?? "", /^what would fit: use a Q5_K_M quantization of this model/);
     assert.equal(big.data?.code, "model_plan_error");
+  });
+
+  it("shows the memory budget (configured or auto) and what the planned models need of it", async () => {
+    const tiny = await ensureFixture("tiny");
+    const MiB = 1024 ** 2;
+    const roomy = configSchema.parse({ llama: { memory_budget: { ram: "512MiB", vram: 0 }, models: { one: { path: tiny, gpu_layers: 0 }, two: { path: tiny, gpu_layers: 0 } } } });
+    const results = await checkModelInsights(roomy, { llama: llama.get, env: process.env, settings: downloadSettingsOf(roomy, process.env) });
+    const budget = byId(results, "memory.budget");
+    assert.equal(budget.status, "ok", budget.finding);
+    assert.match(budget.finding, /^RAM 512\.0 MiB \(configured\), VRAM 0 B \(configured\); the 2 local models need .* RAM and 0 B VRAM together: all can be loaded at once$/);
+    assert.equal(budget.data?.ram_bytes, 512 * MiB);
+    assert.deepEqual(budget.data?.ram, { setting: "configured" });
+    assert.equal(budget.data?.all_fit, true);
+    const one = (budget.data?.models as Record<string, { ram_bytes: number }>).one;
+    assert.ok(one !== undefined && one.ram_bytes > 0, JSON.stringify(budget.data));
+
+    // auto RAM: what is free less the margin; a budget smaller than one model fails before any load.
+    const tight = configSchema.parse({ llama: { memory_budget: { ram: "auto", vram: 1 }, models: { one: { path: tiny, gpu_layers: 0 } } } });
+    const auto = byId(await checkModelInsights(tight, { llama: llama.get, env: process.env, settings: downloadSettingsOf(tight, process.env) }), "memory.budget");
+    assert.match(auto.finding, /^RAM .* \(auto: .* free less .* margin\), VRAM 1 B \(configured\)/);
+    assert.equal((auto.data?.ram as { setting: string }).setting, "auto");
+    const small = configSchema.parse({ llama: { memory_budget: { ram: 1024, vram: 0 }, models: { one: { path: tiny, gpu_layers: 0 } } } });
+    const refused = byId(await checkModelInsights(small, { llama: llama.get, env: process.env, settings: downloadSettingsOf(small, process.env) }), "memory.budget");
+    assert.equal(refused.status, "fail");
+    assert.match(refused.finding, /more than the whole budget: one \(.* RAM, 0 B VRAM\), refused with model_too_large at first use$/);
+    assert.match(refused.fix ?? "", /raise llama\.memory_budget/);
   });
 
   it("runs in runDoctor next to the other checks, sharing one node-llama-cpp", async () => {

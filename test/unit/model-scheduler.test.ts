@@ -207,13 +207,18 @@ describe("ModelScheduler", () => {
     assert.deepEqual(a.events, [{ model: "a", state: "queued", unloading: ["c"] }, { model: "a", state: "loading" }, { model: "a", state: "loaded" }]);
   });
 
-  it("tells a load with room to spare nothing (no model_load events)", async () => {
+  it("tells a load with room to spare loading and loaded (never queued); a call on the loaded model hears nothing", async () => {
     const h = harness({ a: 100 });
     const a = recorder();
     const running = await start(h.model("a"), a.listener);
     h.inner("a").finish();
     await running.done;
-    assert.deepEqual(a.events, []);
+    assert.deepEqual(a.events, [{ model: "a", state: "loading" }, { model: "a", state: "loaded" }]);
+    const again = recorder();
+    const next = await start(h.model("a"), again.listener);
+    h.inner("a").finish();
+    await next.done;
+    assert.deepEqual(again.events, []);
   });
 
   it("keeps a pinned model loaded and unloads the unpinned one instead, though it was used later", async () => {

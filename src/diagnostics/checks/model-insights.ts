@@ -10,6 +10,7 @@ import { planModels } from "../../engine/plan/plan-models.js";
 import type { HardwareSnapshot, ModelFacts, ModelPlanEntry } from "../../engine/plan/plan-types.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok } from "../check-result.js";
+import { checkMemoryBudget } from "./memory-budget.js";
 
 export interface ModelInsightsCheckOptions {
   llama: LlamaLoader;
@@ -26,6 +27,7 @@ export interface ModelInsightsCheckOptions {
  * quantization, trained context) and whether it fits this machine, with the plan's reason or the
  * plan error and what would fit. A file that is missing, not downloaded, unusable or truncated is
  * left to the `model.<name>` check, which already says so; the binary to `llama_server.binary`.
+ * Then `memory.budget`, from the same plans (memory-budget.ts).
  */
 export async function checkModelInsights(config: Config, options: ModelInsightsCheckOptions): Promise<CheckResult[]> {
   const local = Object.entries(config.llama.models).filter(([, model]) => driverOf(model).doctorChecks.includes("model_plan") && model.path !== null);
@@ -33,7 +35,7 @@ export async function checkModelInsights(config: Config, options: ModelInsightsC
     local.map(async ([name, model]) => ((await inspectModelFile(name, model, options.settings, options.signal).then(() => true, () => false)) ? name : null)),
   );
   const names = new Set(readable.filter((name): name is string => name !== null));
-  if (names.size === 0) return [];
+  if (names.size === 0) return [await checkMemoryBudget(config, [], options.llama)];
   const models = Object.fromEntries(Object.entries(config.llama.models).filter(([name]) => names.has(name)));
   const report = await planModels(
     { ...config, llama: { ...config.llama, models } },
@@ -46,7 +48,7 @@ export async function checkModelInsights(config: Config, options: ModelInsightsC
       ...(options.hardware ? { hardware: options.hardware } : {}),
     },
   );
-  return report.models.map(toCheck);
+  return [...report.models.map(toCheck), await checkMemoryBudget(config, report.models, options.llama)];
 }
 
 function toCheck(entry: ModelPlanEntry): CheckResult {

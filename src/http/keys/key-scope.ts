@@ -42,9 +42,13 @@ export class KeyScope {
     if (!this.endpointAllowed(path)) throw new HttpError("permission_denied", `API key "${this.name}" may not use the endpoint ${method} ${path}`);
   }
 
-  /** After the `model` was resolved: the agent that would answer (or the model named directly) must be the key's. */
-  assertModel(resolved: Pick<ResolvedModel, "id" | "agent" | "modelName">): void {
-    const target = resolved.agent ?? resolved.modelName;
+  /**
+   * After the `model` was resolved: the agent that would answer (or the model named directly) must
+   * be the key's; a downloaded model served on demand is checked by its own name, not by the
+   * default agent that runs it.
+   */
+  assertModel(resolved: Pick<ResolvedModel, "id" | "agent" | "modelName" | "downloaded">): void {
+    const target = resolved.downloaded === true ? resolved.id : (resolved.agent ?? resolved.modelName);
     if (this.modelAllowed(target)) return;
     const via = target === resolved.id ? "" : ` (agent "${target}")`;
     throw new HttpError("permission_denied", `API key "${this.name}" may not use the model "${resolved.id}"${via}`, "model");

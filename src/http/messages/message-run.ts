@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
 import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
-import { startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
+import { firstStepOrMemoryWait, startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
 import { MessageBuilder, type MessageEvent, type MessageIdentity, type ThinkingDisplay } from "./message-builder.js";
 
 export interface RunMessageOptions {
@@ -61,7 +61,7 @@ async function runStream(options: RunMessageOptions, settings: NonNullable<RunMe
     run: options.run,
     controller,
     coalesceMs: settings.coalesceMs,
-    startEvent: "llm_start",
+    startEvent: firstStepOrMemoryWait,
     sink: (event) => builder.onAgentEvent(event),
     release: options.release,
     refusal,

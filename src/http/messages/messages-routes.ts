@@ -8,6 +8,7 @@ import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import type { ThinkingDisplay } from "./message-builder.js";
 import { newMessageId } from "./message-object.js";
 import { runMessage } from "./message-run.js";
@@ -31,7 +32,7 @@ interface ResolvedTurn {
  */
 export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: ModelResolver, inFlight: InFlightWork): void {
   app.post("/v1/messages", async (c) => {
-    const resolved = resolve(c, deps, resolver, await readJson(c));
+    const resolved = await resolve(c, deps, resolver, await readJson(c));
     const { agent, modelName, request } = resolved;
     const runner = deps.runner();
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
@@ -60,7 +61,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
   app.post("/v1/messages/count_tokens", async (c) => {
     const raw = await readJson(c);
     // count_tokens takes no max_tokens: the count is of the prompt alone.
-    const { agent, turn } = resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
+    const { agent, turn } = await resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
     const runner = deps.runner();
     if (runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts are not available on this server", "model");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
@@ -72,11 +73,11 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
   });
 }
 
-function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unknown): ResolvedTurn {
+async function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unknown): Promise<ResolvedTurn> {
   const request = parseMessagesRequest(raw);
   deps.logger.debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
   // Claude Code sends its own model names (claude-opus-..., claude-haiku-...): http.model_aliases maps them.
-  const resolved = resolver.resolve(request.model);
+  const resolved = await resolveServedModel(resolver, deps.models, request.model);
   requestKeyScope(c).assertModel(resolved);
   const agent = resolved.agent ?? "";
   const modelName = resolved.modelName;
@@ -90,11 +91,14 @@ function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unkno
   const session = c.req.header("x-claude-code-session-id");
   const cacheKey = session === undefined || session === "" ? undefined : `messages/${createHash("sha256").update(session).digest("hex").slice(0, 32)}`;
   const turn: Omit<StatelessTurnRequest, "agent"> = {
+    // A downloaded model served on demand: the default agent's turn, on that model.
+    ...(resolved.downloaded === true ? { model: modelName } : {}),
     messages,
     ...(tools.specs === undefined ? {} : { clientTools: tools.specs }),
     overrides,
     ...(cacheKey === undefined ? {} : { cacheKey }),
     truncation: "disabled",
+    ...(request.keep_alive === undefined ? {} : { keep_alive: request.keep_alive }),
   };
   return { agent, modelName, request, turn, warnings };
 }

@@ -40,6 +40,8 @@ export const messagesRequestSchema = z
       .object({ type: z.enum(["enabled", "adaptive", "disabled"]), budget_tokens: z.number().int().min(0).optional(), display: z.enum(["summarized", "omitted"]).nullish() })
       .loose()
       .optional(),
+    /** Extension (as Ollama, and on chat and responses bodies): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
+    keep_alive: z.number().int().min(-1).optional(),
   })
   .loose();
 

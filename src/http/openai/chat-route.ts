@@ -13,11 +13,11 @@ import { streamTurn } from "./chat-stream.js";
 /** POST /v1/chat/completions: one agent turn (resolved from the body by chat-turn.ts) answered as OpenAI JSON or SSE. */
 export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, inFlight: InFlightWork): void {
   app.post("/v1/chat/completions", async (c) => {
-    const turn = resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate, requestKeyScope(c));
-    const { body, agent, start } = turn;
+    const turn = await resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate, requestKeyScope(c));
+    const { body, start } = turn;
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release });
     const identity = newCompletionIdentity(turn.model);
-    const tier = (): string => deps.health().engines[deps.agents[agent] ?? ""]?.degradationTier ?? "NORMAL";
+    const tier = (): string => deps.health().engines[turn.modelName]?.degradationTier ?? "NORMAL";
     if (body.stream === true) {
       return streamTurn({
         start, identity, controller: work.controller, release: work.finish, logger: turn.log, degradationTier: tier,

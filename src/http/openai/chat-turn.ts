@@ -7,6 +7,7 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { KeyScope } from "../keys/key-scope.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import type { SessionGate } from "../session-gate.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
 import { lastUserInput, parseChatRequest, type ChatRequest } from "./request-schema.js";
@@ -19,8 +20,10 @@ export interface ChatTurn {
   body: ChatRequest;
   /** The agent that answers. */
   agent: string;
-  /** The name the client asked for (an agent or an alias), echoed as `model`. */
+  /** The name the client asked for (an agent, an alias, a downloaded model), echoed as `model`. */
   model: string;
+  /** The `llama.models` name that serves it. */
+  modelName: string;
   start: StartTurn;
   /** Lets the session go (the gate entered for a session-mode turn); idempotent. */
   release: () => void;
@@ -34,11 +37,13 @@ export interface ChatTurn {
  * whole context and nothing is stored. Every refusal is thrown here, before any work starts.
  */
 /** `scope`: the request's key (its models are checked here, its tools go down with the turn). */
-export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, scope: KeyScope): ChatTurn {
+export async function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, scope: KeyScope): Promise<ChatTurn> {
   const body = parseChatRequest(raw);
   assertSupported(body);
-  const resolved = resolver.resolve(body.model);
+  const resolved = await resolveServedModel(resolver, deps.models, body.model);
   scope.assertModel(resolved);
+  // A downloaded model served on demand: the default agent's turn, on that model.
+  const model = resolved.downloaded === true ? { model: resolved.modelName } : {};
   // Chat names agents only (no llama.models names), so there is always one.
   const agent = resolved.agent ?? "";
   const ignored = ignoredFieldWarnings(raw);
@@ -52,8 +57,8 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
     if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
-      withWarnings(await runner.runStateless({ agent, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, { ...options, toolScope: scope.toolScope }), ignored);
-    return { body, agent, model: resolved.id, start, release: () => undefined, log };
+      withWarnings(await runner.runStateless({ agent, ...model, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, { ...options, toolScope: scope.toolScope }), ignored);
+    return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
     throw new RuntimeError("invalid_request", "tools: functions the client runs need a conversation kept by the client; omit session_id (and X-Session-Id) to use them", { details: { param: "tools" } });
@@ -64,8 +69,8 @@ export function resolveChatTurn(raw: unknown, sessionHeader: string | undefined,
   const input = lastUserInput(body);
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
-    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope }), ignored);
-  return { body, agent, model: resolved.id, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
+    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, ...model, input, resume: body.resume, approve_execution: body.approve_execution, overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope }), ignored);
+  return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 
 function withWarnings(outcome: TurnOutcome, extra: readonly string[]): TurnOutcome {

@@ -10,6 +10,7 @@ import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import { streamCompletion } from "./completion-stream.js";
 import { parseCompletionsRequest, type CompletionsRequest } from "./completions-schema.js";
 import { textCompletion, UsageTally, type TextCompletionIdentity } from "./text-completion.js";
@@ -50,7 +51,7 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
 
 async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<ResolvedCompletion> {
   const body = parseCompletionsRequest(raw);
-  const resolved = resolver.resolve(body.model, models.names);
+  const resolved = await resolveServedModel(resolver, models, body.model, models.names);
   scope.assertModel(resolved);
   const { id, modelName } = resolved;
   const engine = await models.engine(modelName);

@@ -7,6 +7,7 @@ import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-schema.js";
 
@@ -27,7 +28,7 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: Mod
 
 async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
   const body = parseEmbeddingsRequest(raw);
-  const resolved = resolver.resolve(body.model, models.names);
+  const resolved = await resolveServedModel(resolver, models, body.model, models.names);
   scope.assertModel(resolved);
   const { id, modelName } = resolved;
   const description = models.describe(modelName);

@@ -3,7 +3,7 @@ import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
 import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
-import { startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
+import { firstStepOrMemoryWait, startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
 import { ResponseBuilder, type ResponseEvent } from "./response-builder.js";
 import type { ResponseIdentity, ResponseObject } from "./response-object.js";
 import { responseRecord } from "./response-record.js";
@@ -108,7 +108,7 @@ async function runStream(options: RunResponseOptions, settings: NonNullable<RunR
     run: withMcp(options, builder),
     controller,
     coalesceMs: settings.coalesceMs,
-    startEvent: "llm_start",
+    startEvent: firstStepOrMemoryWait,
     sink: (event) => builder.onAgentEvent(event),
     release: options.release,
     refusal,

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import type { HttpDeps, McpClientFactory } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { resolveServedModel } from "../resolve-served-model.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../http-error.js";
 import type { KeyScope } from "../keys/key-scope.js";
@@ -25,7 +26,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest(raw);
-    const { agent, modelName, id: model, warnings } = resolveAgent(resolver, request.model, requestKeyScope(c));
+    const { agent, modelName, id: model, warnings, downloaded } = await resolveAgent(resolver, deps, request.model, requestKeyScope(c));
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
     const store = request.store === false ? undefined : responseStore;
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images, allowMcp: deps.mcpClient !== undefined });
@@ -41,6 +42,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
         runner.runStateless(
           {
             agent,
+            ...(downloaded ? { model: modelName } : {}),
             messages: turn.messages,
             ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }),
             ...(mcp === null ? {} : { tools: mcp }),
@@ -76,7 +78,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses/input_tokens", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest({ ...(raw as object), stream: false, store: false });
-    const { agent, modelName } = resolveAgent(resolver, request.model, requestKeyScope(c));
+    const { agent, modelName, downloaded } = await resolveAgent(resolver, deps, request.model, requestKeyScope(c));
     const runner = deps.runner();
     if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
     // MCP servers are not connected to count tokens: their tools are not counted.
@@ -86,7 +88,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
       // The prompt the turn's first step would evaluate: the agent's system prompt, the
       // conversation and the tools, rendered by the model's chat template (as count_tokens).
       const inputTokens = await runner.countPromptTokens(
-        { agent, messages: turn.messages, ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }), overrides: turn.overrides },
+        { agent, ...(downloaded ? { model: modelName } : {}), messages: turn.messages, ...(turn.clientTools === undefined ? {} : { clientTools: turn.clientTools }), overrides: turn.overrides },
         abort.controller.signal,
       );
       return c.json({ object: "response.input_tokens", input_tokens: inputTokens });
@@ -99,15 +101,21 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
 }
 
 /**
- * `model` as every endpoint reads it (agent, alias, http.unknown_model); the Responses API serves
- * agents only. The response echoes the name the client sent (Codex checks it).
+ * `model` as every endpoint reads it (agent, alias, a downloaded model, http.unknown_model); the
+ * Responses API serves agents (or the default agent on a downloaded model). The response echoes
+ * the name the client sent (Codex checks it).
  */
-function resolveAgent(resolver: ModelResolver, model: string | undefined, scope: KeyScope): { agent: string; modelName: string; id: string; warnings: string[] } {
-  const resolved = resolver.resolve(model);
+async function resolveAgent(
+  resolver: ModelResolver,
+  deps: HttpDeps,
+  model: string | undefined,
+  scope: KeyScope,
+): Promise<{ agent: string; modelName: string; id: string; warnings: string[]; downloaded: boolean }> {
+  const resolved = await resolveServedModel(resolver, deps.models, model);
   scope.assertModel(resolved);
   const agent = resolved.agent ?? "";
   const warnings = resolved.fallback === true ? [`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`] : [];
-  return { agent, modelName: resolved.modelName, id: resolved.id, warnings };
+  return { agent, modelName: resolved.modelName, id: resolved.id, warnings, downloaded: resolved.downloaded === true };
 }
 
 /** The request's MCP servers as the turn's tools (nothing connects until the turn starts). */

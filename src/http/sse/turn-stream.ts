@@ -27,12 +27,23 @@ export function turnFrameStream(settings: TurnStreamSettings, controller: AbortC
   });
 }
 
+/**
+ * The start of a Messages or Responses stream: the first model step, so that a refusal before it
+ * (a context that does not fit) is a real HTTP status; or a wait for memory, whose end nobody knows
+ * (up to llama.load_queue.timeout_s): the answer starts then, so that its keep-alives (`ping`,
+ * comments) reach the client, and a failure after it (`busy` past the queue's timeout) is the
+ * stream's error event.
+ */
+export function firstStepOrMemoryWait(event: AgentEvent): boolean {
+  return event.event === "llm_start" || (event.event === "model_load" && event.state === "queued");
+}
+
 export interface StartTurnStreamOptions {
   run: RunTurn;
   controller: AbortController;
   coalesceMs: number;
-  /** The event at which the HTTP answer starts (the context was fitted by then). */
-  startEvent: AgentEvent["event"];
+  /** The event at which the HTTP answer starts (the context was fitted by then), or a test of each event. */
+  startEvent: AgentEvent["event"] | ((event: AgentEvent) => boolean);
   sink: EmitEvent;
   /** Called when the turn fails before it started (the turn's slot is freed). */
   release: () => void;
@@ -51,7 +62,7 @@ export async function startTurnStream(frames: FrameStream, options: StartTurnStr
   const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
   const sink: EmitEvent = (event) => {
     options.sink(event);
-    if (event.event === options.startEvent) markStarted();
+    if (typeof options.startEvent === "function" ? options.startEvent(event) : event.event === options.startEvent) markStarted();
   };
   const { controller } = options;
   // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).

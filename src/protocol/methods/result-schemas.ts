@@ -58,6 +58,18 @@ export const pullEvents = z.discriminatedUnion("event", [
   z.strictObject({ event: z.literal("pull_progress"), downloaded_bytes: z.number().int().nonnegative(), total_bytes: z.number().int().nonnegative().nullable() }),
 ]);
 
+/** `warm_up`'s events: a download's progress, and the scheduler's `model_load` states (no `step`: no turn runs). */
+export const warmUpEvents = z.discriminatedUnion("event", [
+  ...pullEvents.options,
+  z.strictObject({
+    event: z.literal("model_load"),
+    model: z.string(),
+    state: z.enum(["queued", "loading", "loaded"]),
+    progress: z.number().min(0).max(1).optional(),
+    unloading: z.array(z.string()).optional(),
+  }),
+]);
+
 /** `unload {model?}`: the models whose engines were closed. */
 export const unloadResult = z.strictObject({ unloaded: z.array(z.string()) });
 
