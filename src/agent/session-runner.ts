@@ -5,13 +5,12 @@ import type { Engine, LoadProgress } from "../engine/engine.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
-import type { EmitEvent } from "./events.js";
 import { inputText } from "./prompt.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
 import { countStatelessPrompt } from "./stateless-prompt-count.js";
-import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
+import { runStatelessTurn, type StatelessTurnOptions, type StatelessTurnRequest } from "./stateless-turn.js";
 import type { SessionRunnerDeps, TurnOptions, TurnRequest } from "./turn-request.js";
 import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
 
@@ -41,7 +40,7 @@ export class SessionRunner {
   }
 
   /** A turn whose conversation the client keeps: nothing is read from or written to data_dir. */
-  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
+  async runStateless(request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined }, options: StatelessTurnOptions): Promise<TurnOutcome> {
     if (request.agent !== undefined) assertSafeId("agent", request.agent);
     const [agentName, agent] = this.resolveAgent(request.agent);
     const engine = await this.deps.engineFor(agent.model);
@@ -58,7 +57,7 @@ export class SessionRunner {
     agentName: string,
     agent: AgentConfig,
     request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined },
-    options: { signal: AbortSignal; emit: EmitEvent },
+    options: StatelessTurnOptions,
   ): Promise<TurnOutcome> {
     return runStatelessTurn(
       {
@@ -66,7 +65,8 @@ export class SessionRunner {
         agent,
         engine,
         tools: this.deps.tools,
-        logger: this.deps.logger,
+        logger: options.logger ?? this.deps.logger,
+        ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
         warmUp: async (signal, onModelLoad) => {
           await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);
         },
@@ -142,7 +142,7 @@ export class SessionRunner {
       turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
       traceId = randomBytes(8).toString("hex");
     }
-    const log = this.deps.logger.child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
+    const log = (options.logger ?? this.deps.logger).child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
     const writer = new CheckpointWriter((checkpoint) => store.writeCheckpoint(userId, sessionId, checkpoint));
     // A snapshot now: the turn moves on while an earlier write is still queued.
     const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import type { ContentPart, SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, EmitEvent } from "./events.js";
@@ -31,6 +32,8 @@ export interface TurnOptions {
    * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.
    */
   tools?: ToolProvider | undefined;
+  /** The front door's logger for this request (its request id on every line); the runner's own without it. */
+  logger?: Logger | undefined;
 }
 
 export interface SessionRunnerDeps {
@@ -41,6 +44,8 @@ export interface SessionRunnerDeps {
   store: SessionStore;
   memory: MemoryIndex;
   logger: Logger;
+  /** Tool calls and approvals waiting (docs/operations.md); none reported without it. */
+  metrics?: MetricsRecorder;
   /** Lock-free reads of finished turns (get_history while a turn runs); without it reads take the lock. */
   history?: HistoryReader;
 }

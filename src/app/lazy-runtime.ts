@@ -1,8 +1,11 @@
+import type { MetricsSnapshot } from "../protocol/methods/metrics.js";
 import type { Runtime, RuntimeOptions } from "./runtime.js";
 
 /** A runtime built (and its module graph imported) on first use; closing an unbuilt one is free. */
 export interface LazyRuntime {
   get(): Promise<Runtime>;
+  /** The runtime's metrics as JSON (builds the runtime); an empty snapshot where metrics are off. */
+  metrics(): Promise<MetricsSnapshot>;
   close(): Promise<void>;
 }
 
@@ -11,14 +14,27 @@ export interface LazyRuntime {
  * the engines, the MCP client, the store and their dependencies, which a host pays for only when
  * it calls a method that needs them (doctor, plan, chat, warm_up). The options wait for the
  * config, which serve-stdio may still be parsing in the background (src/app/stdio-config.ts).
+ * With `metrics`, prom-client is imported with the runtime (not at start: it costs ~0.2 s) and
+ * the runtime reports to a registry of its own.
  */
-export function lazyRuntime(options: Promise<RuntimeOptions>): LazyRuntime {
-  let runtime: Promise<Runtime> | null = null;
+export function lazyRuntime(options: Promise<RuntimeOptions>, settings: { metrics: boolean } = { metrics: false }): LazyRuntime {
+  let runtime: Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> | null = null;
+  const build = async (): Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> => {
+    const [{ createRuntime }, resolved] = await Promise.all([import("./runtime.js"), options]);
+    if (!settings.metrics) return { runtime: createRuntime(resolved), snapshot: () => Promise.resolve({ metrics: [] }) };
+    const { PromMetrics } = await import("./prom-metrics.js");
+    let built: Runtime | null = null;
+    const metrics = new PromMetrics(() => built?.modelSample() ?? null);
+    built = createRuntime({ ...resolved, metrics });
+    return { runtime: built, snapshot: () => metrics.snapshot() };
+  };
+  const get = (): Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> => (runtime ??= build());
   return {
-    get: () => (runtime ??= Promise.all([import("./runtime.js"), options]).then(([{ createRuntime }, resolved]) => createRuntime(resolved))),
+    get: async () => (await get()).runtime,
+    metrics: async () => (await get()).snapshot(),
     close: async () => {
       if (runtime === null) return;
-      await (await runtime).close();
+      await (await runtime).runtime.close();
     },
   };
 }

@@ -8,7 +8,7 @@ import { assertNoPortClash } from "../http/port-check.js";
 import { listenHttp } from "../http/serve.js";
 import { readPackageInfo } from "../shared/version.js";
 import { createModelAccess } from "./model-access.js";
-import { createRuntime } from "./runtime.js";
+import { createRuntime, type Runtime } from "./runtime.js";
 import { startServerProcess } from "./server-process.js";
 import type { SignalLatch } from "./signal-latch.js";
 import type { ServeOutcome } from "./serve-outcome.js";
@@ -60,12 +60,18 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     responses: { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
     modelAliases: config.http.model_aliases,
     unknownModel: config.http.unknown_model,
+    metricsPublic: config.http.metrics_public,
     ...keepAliveOverride(env),
   };
 
   const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
-  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env });
+  // prom-client is imported only when metrics are on; one registry for this server (docs/operations.md).
+  // The gauges read the runtime at scrape time; the runtime reports to the metrics: built in that order.
+  const built: { runtime: Runtime | null } = { runtime: null };
+  const metrics = config.http.metrics ? new (await import("./prom-metrics.js")).PromMetrics(() => built.runtime?.modelSample() ?? null) : undefined;
+  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env, ...(metrics ? { metrics } : {}) });
+  built.runtime = runtime;
   const shutdown = new AbortController();
   const { app } = createHttpApp({
     settings,
@@ -76,6 +82,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     version: runtime.info.version,
     logger,
     shutdownSignal: shutdown.signal,
+    ...(metrics ? { metrics: { recorder: metrics, exposition: () => metrics.exposition() } } : {}),
   });
   let server: Awaited<ReturnType<typeof listenHttp>>;
   try {

@@ -159,6 +159,10 @@ export const httpSchema = z.strictObject({
   model_aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
   /** A `model` nothing matches: `error` (404 listing what exists) or `default` (the default agent answers). */
   unknown_model: z.enum(["error", "default"]).default("error"),
+  /** GET /metrics (Prometheus text) and the request counters behind it; off by default (docs/operations.md). */
+  metrics: z.boolean().default(false),
+  /** GET /metrics without the bearer token (a scraper on a trusted network); default: behind it. */
+  metrics_public: z.boolean().default(false),
 });
 
 export const configSchema = z

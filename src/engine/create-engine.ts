@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import { isSafeId } from "../shared/safe-id.js";
 import { storeName } from "../shared/store-name.js";
 import { autoThreads } from "./auto-threads.js";
@@ -32,6 +33,8 @@ export interface EngineFactoryDeps {
   /** The budget and each model's estimate (the runtime plans them); without it nothing is limited. */
   memory?: { budget: () => Promise<MemoryNeed>; estimate: (model: string) => Promise<MemoryNeed> };
   clock?: SchedulerClock;
+  /** Queue waits and load durations (docs/operations.md); none reported without it. */
+  metrics?: MetricsRecorder;
 }
 
 const UNLIMITED: MemoryNeed = { ramBytes: Number.MAX_SAFE_INTEGER, vramBytes: Number.MAX_SAFE_INTEGER };
@@ -121,6 +124,7 @@ export class EngineRegistry {
       queue: { length: queue.length, timeoutMs: queue.timeout_s * 1000 },
       logger: deps.logger.child({ component: "scheduler" }),
       ...(deps.clock ? { clock: deps.clock } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
   }
 
@@ -132,7 +136,7 @@ export class EngineRegistry {
     if (pending === undefined) {
       const model = this.deps.config.llama.models[name];
       const idle = model?.idle_unload_s ?? this.deps.config.llama.idle_unload_s;
-      const options = { idleUnloadMs: idle === null ? null : idle * 1000, logger: this.deps.logger, scheduler: this.scheduler, pinned: model?.pin === true };
+      const options = { idleUnloadMs: idle === null ? null : idle * 1000, logger: this.deps.logger, scheduler: this.scheduler, pinned: model?.pin === true, ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}) };
       pending = createEngine(name, this.deps).then((first) => new ManagedEngine(first, () => createEngine(name, this.deps), options));
       this.creating.set(name, pending);
       // Registered before any caller's continuation, so a caller finds the engine in created().

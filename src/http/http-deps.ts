@@ -7,13 +7,22 @@ import type { SessionTurnOutcome, TurnOutcome } from "../agent/turn-outcome.js";
 import type { ModelDescription } from "../engine/describe-model.js";
 import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import type { Engine } from "../engine/engine.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { RequestScope } from "./request-scope.js";
+
+/** A turn's cancel signal and event sink; `logger`: the request's (its id on the turn's log lines). */
+export interface TurnRunOptions {
+  signal: AbortSignal;
+  emit: EmitEvent;
+  logger?: Logger;
+}
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
   /** Session mode: history from the store. */
-  runTurn(request: TurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<SessionTurnOutcome>;
+  runTurn(request: TurnRequest, options: TurnRunOptions): Promise<SessionTurnOutcome>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
-  runStateless(request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome>;
+  runStateless(request: StatelessTurnRequest, options: TurnRunOptions): Promise<TurnOutcome>;
   /** The prompt tokens a stateless turn of this request would evaluate (system prompt, conversation, tools). */
   countPromptTokens?(request: StatelessTurnRequest, signal: AbortSignal): Promise<number>;
 }
@@ -37,6 +46,8 @@ export interface HttpSettings {
   modelAliases?: Readonly<Record<string, string>>;
   /** http.unknown_model (default `error`). */
   unknownModel?: "error" | "default";
+  /** http.metrics_public: GET /metrics answers without the bearer token (default: behind it). */
+  metricsPublic?: boolean;
   /** The store of POST /v1/responses (`http.responses`); absent: nothing is stored, previous_response_id finds nothing. */
   responses?: ResponseStoreSettings;
 }
@@ -73,4 +84,14 @@ export interface HttpDeps {
   logger: Logger;
   /** Aborted when the server shuts down: running turns are cancelled through it. */
   shutdownSignal?: AbortSignal;
+  /** http.metrics: GET /metrics is served, and requests are counted, only when set. */
+  metrics?: HttpMetrics;
+  /** The request a piece of work belongs to; createHttpApp fills it for the routes. */
+  requests?: RequestScope;
+}
+
+/** The metrics of this server: where requests are reported, and the text Prometheus scrapes. */
+export interface HttpMetrics {
+  recorder: MetricsRecorder;
+  exposition(): Promise<{ contentType: string; body: string }>;
 }

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { HttpError } from "../http-error.js";
+import { setKeyName } from "../request-key.js";
 
 const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
 
@@ -20,6 +21,8 @@ export function bearerAuth(token: string): MiddlewareHandler {
       const sent = /^Bearer\s+\S/i.test(header ?? "") || (apiKey ?? "").trim() !== "";
       throw new HttpError("unauthorized", sent ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token> (or x-api-key: <token>)");
     }
+    // The single http.bearer_token is the key named "default" (docs/operations.md).
+    setKeyName(c, "default");
     await next();
   };
 }

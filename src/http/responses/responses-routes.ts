@@ -27,7 +27,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const store = request.store === false ? undefined : responseStore;
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images });
     turn.warnings.unshift(...warnings);
-    const identity = newIdentity(model, request, request.store !== false);
+    const identity = { ...newIdentity(model, request, request.store !== false), requestId: deps.requests?.current()?.id };
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = deps.runner();
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });

@@ -22,7 +22,7 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
         },
         // The writer's backlog (a host reading slower than tokens arrive) holds merged text back.
         { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
-        (emit) => turns.runTurn(params, { signal: context.signal, emit }),
+        (emit) => turns.runTurn(params, { signal: context.signal, emit, logger: context.log }),
       );
       return chatResultOf(outcome);
     },

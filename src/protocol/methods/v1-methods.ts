@@ -14,6 +14,7 @@ import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 import { pullMethod, type PullService } from "./pull.js";
 import { psMethod } from "./ps.js";
+import { metricsMethod, type MetricsSnapshot } from "./metrics.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 
@@ -33,6 +34,8 @@ export interface V1Services {
   unload(model: string | undefined): Promise<string[]>;
   /** `ps`: the budget and every configured model's state (needs a valid config). */
   ps(): Promise<PsReport>;
+  /** `metrics`: the server's metrics snapshot (absent: the method answers an empty one). */
+  metrics?(): Promise<MetricsSnapshot>;
 }
 
 /**
@@ -53,6 +56,7 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("pull", pullMethod(services.pull));
   table.set("unload", unloadMethod((model) => services.unload(model)));
   table.set("ps", psMethod(() => services.ps()));
+  table.set("metrics", metricsMethod(() => services.metrics?.() ?? Promise.resolve({ metrics: [] })));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;
