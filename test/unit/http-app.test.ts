@@ -127,10 +127,11 @@ describe("HTTP app (app.request, scripted runner)", () => {
       emit({ event: "run_start", user_input: "hi", trace_id: "t1", session_id: "s", agent: "assistant" });
       return Promise.reject(new RuntimeError("engine_unavailable", "engine down"));
     });
-    const text = await (await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })))).text();
+    const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })));
+    const text = await res.text();
     assert.doesNotMatch(text, /\[DONE\]/);
     const last = text.trim().split("\n\n").at(-1) ?? "";
-    assert.deepEqual(JSON.parse(last.slice(6)), { error: { message: "engine down", type: "server_error", param: null, code: "engine_unavailable" } });
+    assert.deepEqual(JSON.parse(last.slice(6)), { error: { message: "engine down", type: "server_error", param: null, code: "engine_unavailable", request_id: res.headers.get("x-request-id") } });
   });
 
   it("an error before run_start keeps a real status even when streaming", async () => {

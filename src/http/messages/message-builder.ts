@@ -98,7 +98,7 @@ export class MessageBuilder {
   /** A failure after the stream started: the open block is closed and an `error` event ends the stream. */
   fail(type: "api_error" | "overloaded_error", message: string): void {
     this.close();
-    this.sink({ type: "error", error: { type, message } });
+    this.sink({ type: "error", error: { type, message, ...requestIdField(this.identity.requestId) } });
   }
 
   private snapshot(stopReason: StopReason | null, usage: MessageObject["usage"]): MessageObject {
