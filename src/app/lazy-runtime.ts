@@ -1,4 +1,5 @@
 import type { MetricsSnapshot } from "../protocol/methods/metrics.js";
+import { noMetrics, type MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { Runtime, RuntimeOptions } from "./runtime.js";
 
 /** A runtime built (and its module graph imported) on first use; closing an unbuilt one is free. */
@@ -6,7 +7,15 @@ export interface LazyRuntime {
   get(): Promise<Runtime>;
   /** The runtime's metrics as JSON (builds the runtime); an empty snapshot where metrics are off. */
   metrics(): Promise<MetricsSnapshot>;
+  /** Where the runtime reports (builds the runtime); `noMetrics` where metrics are off. */
+  recorder(): Promise<MetricsRecorder>;
   close(): Promise<void>;
+}
+
+interface Built {
+  runtime: Runtime;
+  recorder: MetricsRecorder;
+  snapshot: () => Promise<MetricsSnapshot>;
 }
 
 /**
@@ -18,20 +27,21 @@ export interface LazyRuntime {
  * the runtime reports to a registry of its own.
  */
 export function lazyRuntime(options: Promise<RuntimeOptions>, settings: { metrics: boolean } = { metrics: false }): LazyRuntime {
-  let runtime: Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> | null = null;
-  const build = async (): Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> => {
+  let runtime: Promise<Built> | null = null;
+  const build = async (): Promise<Built> => {
     const [{ createRuntime }, resolved] = await Promise.all([import("./runtime.js"), options]);
-    if (!settings.metrics) return { runtime: createRuntime(resolved), snapshot: () => Promise.resolve({ metrics: [] }) };
+    if (!settings.metrics) return { runtime: createRuntime(resolved), recorder: noMetrics, snapshot: () => Promise.resolve({ metrics: [] }) };
     const { PromMetrics } = await import("./prom-metrics.js");
-    let built: Runtime | null = null;
-    const metrics = new PromMetrics(() => built?.modelSample() ?? null);
-    built = createRuntime({ ...resolved, metrics });
-    return { runtime: built, snapshot: () => metrics.snapshot() };
+    const sampled: { runtime: Runtime | null } = { runtime: null };
+    const metrics = new PromMetrics(() => sampled.runtime?.modelSample() ?? null);
+    sampled.runtime = createRuntime({ ...resolved, metrics });
+    return { runtime: sampled.runtime, recorder: metrics, snapshot: () => metrics.snapshot() };
   };
-  const get = (): Promise<{ runtime: Runtime; snapshot: () => Promise<MetricsSnapshot> }> => (runtime ??= build());
+  const get = (): Promise<Built> => (runtime ??= build());
   return {
     get: async () => (await get()).runtime,
     metrics: async () => (await get()).snapshot(),
+    recorder: async () => (await get()).recorder,
     close: async () => {
       if (runtime === null) return;
       await (await runtime).runtime.close();

@@ -43,6 +43,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
           unload: async (model) => (await runtime.get()).unload(model),
           ps: async () => (await runtime.get()).engines().ps(),
           metrics: () => runtime.metrics(),
+          metricsRecorder: () => runtime.recorder(),
         },
         control,
         wire,

@@ -68,6 +68,12 @@ describe("metrics over stdio (LocalAiClient on the built CLI)", () => {
     assert.equal(first.metrics.find((series) => series.name === "local_ai_model_load_seconds")?.type, "histogram");
 
     const turn = client.chat({ session_id: "metrics-1", input: `please ${DEMO_TOOL_TRIGGER} hi` });
+    const usage = { prompt: 0, generated: 0 };
+    for await (const event of turn) {
+      if (event.event !== "usage") continue;
+      usage.prompt += event.input_tokens;
+      usage.generated += event.output_tokens;
+    }
     const result = await turn.result;
     assert.equal(result.response, DEMO_SENTENCE);
 
@@ -76,6 +82,14 @@ describe("metrics over stdio (LocalAiClient on the built CLI)", () => {
     assert.equal(value(after, "local_ai_model_load_seconds_count", { model: "default" }), 1);
     assert.equal(value(after, "local_ai_queue_wait_seconds_count", { model: "default" }), 1);
     assert.equal(value(after, "local_ai_queue_depth", { model: "default" }), 0);
+    // The chat call as a request: counted when it answered, its two steps' tokens exactly.
+    const chat = { agent: "assistant", model: "default", endpoint: "chat", key: "none" };
+    assert.equal(value(after, "local_ai_requests_total", { ...chat, status: "ok" }), 1);
+    assert.ok(usage.prompt > 0 && usage.generated > 0);
+    assert.equal(value(after, "local_ai_prompt_tokens_total", chat), usage.prompt);
+    assert.equal(value(after, "local_ai_generated_tokens_total", chat), usage.generated);
+    assert.equal(value(after, "local_ai_time_to_first_token_seconds_count", chat), 1);
+    assert.equal(value(after, "local_ai_requests_in_flight", { endpoint: "chat" }), 0);
     assert.ok(value(after, "local_ai_model_memory_bytes", { model: "default" }) > 0, "the loaded model's memory");
     // No label carries the session id.
     const labels = after.metrics.flatMap((series) => series.samples.flatMap((sample) => Object.values(sample.labels)));

@@ -3,6 +3,7 @@ import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { PsReport } from "../../engine/model-ps.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
+import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
 import type { StdioControl } from "../stdio-server.js";
 import { CANCEL_NOTIFICATION, cancelRequestMethod } from "./cancel-request.js";
 import { cancelMethod } from "./cancel.js";
@@ -36,6 +37,8 @@ export interface V1Services {
   ps(): Promise<PsReport>;
   /** `metrics`: the server's metrics snapshot (absent: the method answers an empty one). */
   metrics?(): Promise<MetricsSnapshot>;
+  /** Where `chat` calls are counted (the runtime's recorder); absent: they are not. */
+  metricsRecorder?: () => Promise<MetricsRecorder>;
 }
 
 /**
@@ -50,7 +53,7 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
-  table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0));
+  table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0, services.metricsRecorder));
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("pull", pullMethod(services.pull));
