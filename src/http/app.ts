@@ -34,9 +34,11 @@ export interface HttpApp {
 
 /**
  * The HTTP front door as a plain Hono app: no socket, so unit tests drive it with `app.request()`
- * and serve.ts puts it on @hono/node-server. Order matters: the Host check guards everything
- * (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON bodies on /v1/* before
- * CORS answers an allowed origin's preflight, /health stays open, /v1/* needs the token.
+ * and serve.ts puts it on @hono/node-server. Order matters: the request context comes first (every
+ * answer, a refusal included, gets its X-Request-Id, is counted and logged once), the Host check
+ * guards everything (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON
+ * bodies on /v1/* before CORS answers an allowed origin's preflight, /health stays open, /metrics
+ * (with http.metrics) and /v1/* need the token.
  */
 export function createHttpApp(given: HttpDeps): HttpApp {
   const { settings } = given;
