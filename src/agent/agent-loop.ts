@@ -1,6 +1,7 @@
 import type { ChatMessage, ToolCall, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
@@ -39,6 +40,9 @@ export interface AgentLoopInput {
   resumeDecision?: "approve" | "decline";
   /** Ask the user mid-turn instead of pausing (front doors that can ask). */
   askApproval?: ApprovalCallback | undefined;
+  /** The agent running the loop and where its tool calls are reported (docs/operations.md). */
+  agentName?: string;
+  metrics?: MetricsRecorder;
   signal: AbortSignal;
   emit: EmitEvent;
   saveCheckpoint: (status: "running" | "paused", pending: PendingToolCall | null) => Promise<void>;
@@ -80,6 +84,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       emit,
       save,
       askApproval: input.askApproval,
+      ...(input.metrics ? { metrics: input.metrics, agentName: input.agentName ?? "none" } : {}),
     });
     if (pending) {
       await input.saveCheckpoint("paused", pending);

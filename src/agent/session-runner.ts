@@ -68,7 +68,8 @@ export class SessionRunner {
         agent,
         engine,
         tools: scopeTools(this.deps.tools, options.toolScope),
-        logger: this.deps.logger,
+        logger: options.logger ?? this.deps.logger,
+        ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
         warmUp: async (signal, onModelLoad) => {
           await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);
         },
@@ -144,7 +145,7 @@ export class SessionRunner {
       turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
       traceId = randomBytes(8).toString("hex");
     }
-    const log = this.deps.logger.child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
+    const log = (options.logger ?? this.deps.logger).child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
     const writer = new CheckpointWriter((checkpoint) => store.writeCheckpoint(userId, sessionId, checkpoint));
     // A snapshot now: the turn moves on while an earlier write is still queued.
     const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>

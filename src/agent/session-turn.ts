@@ -95,6 +95,8 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
     approveExecution: request.approve_execution === true && resumeDecision === undefined,
     ...(resumeDecision ? { resumeDecision } : {}),
     askApproval: options.askApproval,
+    agentName,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     signal: options.signal,
     emit,
     saveCheckpoint: save,

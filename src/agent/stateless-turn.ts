@@ -5,6 +5,7 @@ import type { AgentConfig, Config } from "../config/schema.js";
 import type { ChatMessage, SamplingOverrides, ToolSpec } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import { runAgentLoop } from "./agent-loop.js";
 import type { EmitEvent } from "./events.js";
@@ -45,12 +46,20 @@ export interface StatelessTurnRequest {
   resumeDecision?: "approve" | "decline";
 }
 
+/** A stateless turn's cancel signal and event sink; `logger`: the front door's for this request. */
+export interface StatelessTurnOptions {
+  signal: AbortSignal;
+  emit: EmitEvent;
+  logger?: Logger | undefined;
+}
+
 export interface StatelessTurnDeps {
   config: Config;
   agent: AgentConfig;
   engine: Engine;
   tools: ToolProvider;
   logger: Logger;
+  metrics?: MetricsRecorder;
   /** `onModelLoad`: why the model waits (queued for memory, loading), for `model_load` events. */
   warmUp(signal: AbortSignal, onModelLoad?: (event: ModelLoadEvent) => void): Promise<void>;
 }
@@ -60,7 +69,7 @@ export interface StatelessTurnDeps {
  * (snippets of other conversations must not leak into a client's own). The agent's MCP tools
  * still run inside the turn unless the client brings its own.
  */
-export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: { signal: AbortSignal; emit: EmitEvent }): Promise<TurnOutcome> {
+export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: StatelessTurnOptions): Promise<TurnOutcome> {
   const { agent, engine, config } = deps;
   const tally = new TurnTally();
   const emit = tally.wrap(options.emit);
@@ -105,6 +114,8 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
     approveExecution: request.approve_execution === true,
     ...(request.resumeDecision === undefined ? {} : { resumeDecision: request.resumeDecision }),
+    agentName: request.agent,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     signal: options.signal,
     emit,
     saveCheckpoint: async () => undefined,

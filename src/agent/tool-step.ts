@@ -1,4 +1,5 @@
 import type { ToolCall } from "../engine/chat-types.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
@@ -24,12 +25,21 @@ export interface ToolStepInput {
   save: () => Promise<void>;
   /** A front door that can ask the user mid-turn (terminal chat, an editor); without it the turn pauses. */
   askApproval?: ApprovalCallback | undefined;
+  /** Where each settled call is counted, under this agent's name. */
+  metrics?: MetricsRecorder;
+  agentName?: string;
 }
 
 /** Runs the calls in order; returns the call that needs approval, if the turn must pause there. */
 export async function settleToolCalls(input: ToolStepInput): Promise<PendingToolCall | null> {
-  const { turn, step, emit } = input;
+  const { turn, step } = input;
   for (const [index, call] of input.calls.entries()) {
+    // Each call's tool_done is counted; a name the model made up is never a label (bounded values).
+    const descriptorOf = input.descriptors.get(call.name);
+    const emit: EmitEvent = (event) => {
+      if (event.event === "tool_done") input.metrics?.toolCall({ agent: input.agentName ?? "none", server: descriptorOf?.server ?? "none", tool: descriptorOf === undefined ? "unknown" : call.name, outcome: event.status });
+      input.emit(event);
+    };
     // `is_error` only on failures, so a stored successful result is byte-identical to before.
     const answer = (content: string, isError = true): void => {
       turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes), ...(isError ? { is_error: true } : {}) });
@@ -61,7 +71,12 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
     }
     let decision = index === 0 ? input.resumeDecision : undefined;
     if (decision !== "approve" && decision !== "decline" && input.askApproval !== undefined && needsApproval(descriptor, input.approveExecution)) {
-      decision = await input.askApproval({ tool: call.name, args: checked.args, server: descriptor.server, step, call_id: call.id }, input.signal);
+      const answered = input.metrics?.approvalWaiting();
+      try {
+        decision = await input.askApproval({ tool: call.name, args: checked.args, server: descriptor.server, step, call_id: call.id }, input.signal);
+      } finally {
+        answered?.();
+      }
       if (input.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
     }
     if (decision === "decline") {

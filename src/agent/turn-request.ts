@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import type { ContentPart, SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolScope } from "../tools/scoped-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
@@ -36,10 +37,12 @@ export interface TurnOptions {
   tools?: ToolProvider | undefined;
   /** The tools this caller may run (an HTTP API key's): calls outside it fail as tool errors the model sees. */
   toolScope?: ToolScope | undefined;
+  /** The front door's logger for this request (its request id on every line); the runner's own without it. */
+  logger?: Logger | undefined;
 }
 
 /** What a client-kept (stateless) turn takes from its front door. */
-export type StatelessTurnOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope">;
+export type StatelessTurnOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger">;
 
 export interface SessionRunnerDeps {
   config: Config;
@@ -49,6 +52,8 @@ export interface SessionRunnerDeps {
   store: SessionStore;
   memory: MemoryIndex;
   logger: Logger;
+  /** Tool calls and approvals waiting (docs/operations.md); none reported without it. */
+  metrics?: MetricsRecorder;
   /** Lock-free reads of finished turns (get_history while a turn runs); without it reads take the lock. */
   history?: HistoryReader;
 }

@@ -7,6 +7,7 @@ import type { ModelFileSource } from "../engine/model-file.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import { validateGguf } from "../engine/plan/validate-gguf.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ChildRegistry } from "../shared/process/child-registry.js";
 import { createStore } from "../store/create-store.js";
 import type { SessionCatalog } from "../store/store-types.js";
@@ -48,6 +49,8 @@ export interface AgentCoreDeps {
   modelFile?: ModelFileSource;
   /** The memory budget and each model's estimate (the scheduler's figures). */
   memory?: ModelMemory;
+  /** Where the engines and the agent report (docs/operations.md); nothing is reported without it. */
+  metrics?: MetricsRecorder;
 }
 
 export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore {
@@ -63,6 +66,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     },
     ...(modelFile ? { modelFile } : {}),
     ...(deps.memory ? { memory: deps.memory } : {}),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
   const tools = new McpToolProvider(config.mcp.servers, { logger, env });
   const store = createStore(config.app.data_dir, logger);
@@ -74,6 +78,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     memory: store.memory,
     logger,
     history: store.sessions,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
   return {
     runner,

@@ -10,6 +10,8 @@ import { planWithTools } from "./plan-with-tools.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
 import type { StdioLimits } from "../stdio/stdio-limits.js";
 import type { PackageInfo } from "../shared/version.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { ModelSample } from "./prom-metrics.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
@@ -36,6 +38,8 @@ export interface RuntimeOptions {
   configReported?: boolean;
   /** llama.serve_downloaded when the config leaves it null: true for serve-http, false elsewhere. */
   serveDownloaded?: boolean;
+  /** Where engines and agents report (a PromMetrics when metrics are on); nothing is reported without it. */
+  metrics?: MetricsRecorder;
 }
 
 /**
@@ -65,6 +69,8 @@ export interface Runtime {
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
   warmUpAll(signal?: AbortSignal): Promise<void>;
   health(): RuntimeHealth;
+  /** The scheduler's queue and each created model's memory, for the metrics; null before the core is built. */
+  modelSample(): ModelSample | null;
   /**
    * Gets a model into app.models_dir (fit check first; resumable; see src/models/pull-model.ts).
    * Needs a valid config.
@@ -119,6 +125,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       children,
       helpProbe,
       modelFile: (name, model) => modelServices().files.resolver(name, model),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
       memory: createModelMemory(liveConfig(), { llama: loadLlama, logger, env, helpProbe, modelInfo: (name, model, signal) => modelServices().files.planInfo(name, model, signal) }),
     }));
   let warmUp: { state: RuntimeHealth["warmUp"]; error?: string } = { state: "idle" };
@@ -168,6 +175,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         warmUp = { state: "failed", error: error instanceof Error ? error.message : String(error) };
         throw error;
       }
+    },
+    modelSample: () => {
+      if (core === null) return null;
+      const memoryBytes: Record<string, number> = {};
+      for (const [name, engine] of core.engines.created()) memoryBytes[name] = engine.health().memoryBytes ?? 0;
+      return { queued: core.engines.scheduler.queued(), memoryBytes };
     },
     health: () => {
       const facts = core?.health() ?? { engines: {}, tools: [] };

@@ -12,7 +12,7 @@ import { readPackageInfo } from "../shared/version.js";
 import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
 import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
 import { createModelAccess } from "./model-access.js";
-import { createRuntime } from "./runtime.js";
+import { createRuntime, type Runtime } from "./runtime.js";
 import { startServerProcess } from "./server-process.js";
 import type { SignalLatch } from "./signal-latch.js";
 import type { ServeOutcome } from "./serve-outcome.js";
@@ -70,13 +70,19 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     responses: { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
     modelAliases: config.http.model_aliases,
     unknownModel: config.http.unknown_model,
+    metricsPublic: config.http.metrics_public,
     ...keepAliveOverride(env),
   };
 
   const serving = startServerProcess({ level: config.app.log_level, env, signals: options.signals, lifeline: options.lifeline });
   const { logger } = serving;
+  // prom-client is imported only when metrics are on; one registry for this server (docs/operations.md).
+  // The gauges read the runtime at scrape time; the runtime reports to the metrics: built in that order.
+  const built: { runtime: Runtime | null } = { runtime: null };
+  const metrics = config.http.metrics ? new (await import("./prom-metrics.js")).PromMetrics(() => built.runtime?.modelSample() ?? null) : undefined;
   // serve-http serves the downloaded models by default (llama.serve_downloaded, docs/models.md).
-  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env, serveDownloaded: true });
+  const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env, serveDownloaded: true, ...(metrics ? { metrics } : {}) });
+  built.runtime = runtime;
   const shutdown = new AbortController();
   const { app } = createHttpApp({
     settings,
@@ -89,6 +95,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     shutdownSignal: shutdown.signal,
     // The one MCP client (the config's servers use it too), for the servers a request names.
     ...(config.http.allow_request_mcp ? { mcpClient: (servers: Record<string, McpRemoteServerConfig>) => new McpToolProvider(servers, { logger: logger.child({ component: "request-mcp" }), env: {}, startTimeoutMs: REQUEST_MCP_START_MS }) } : {}),
+    ...(metrics ? { metrics: { recorder: metrics, exposition: () => metrics.exposition() } } : {}),
   });
   let server: Awaited<ReturnType<typeof listenHttp>>;
   try {

@@ -42,7 +42,7 @@ export async function startStdioServing(options: StdioServingOptions, protocol: 
   const consoleLog = logger.child({ component: "console" });
   const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
   const info = readPackageInfo();
-  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: options.env, configReported: true })));
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: options.env, configReported: true })), { metrics: protocol !== "acp" });
   // Logged once the config is parsed (at once, or in the background while ping is answered).
   void config.state.then((configState) => {
     if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, options.env);

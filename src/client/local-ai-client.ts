@@ -19,6 +19,7 @@ import type {
   StatusResult,
   UnloadResult,
   PsResult,
+  MetricsResult,
   WarmUpParams,
   WarmUpResult,
 } from "./protocol-types.js";
@@ -165,6 +166,11 @@ export class LocalAiClient extends EventEmitter<LocalAiClientEvents> {
   /** The memory budget and every configured model: loaded or not, its memory, idle expiry, pin, requests in flight. */
   ps(options: CallOptions = {}): Promise<PsResult> {
     return this.request("ps", {}, options);
+  }
+
+  /** The server's metrics as JSON (the series serve-http's GET /metrics exposes; docs/operations.md). */
+  metrics(options: CallOptions = {}): Promise<MetricsResult> {
+    return this.request("metrics", {}, options);
   }
 
   /** Any method, for what the typed calls do not cover; `onEvent` gets its events (without `id`/`type`). */

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ERROR_CODES } from "../shared/runtime-error.js";
 import type { chatParams, planParams, warmUpParams } from "../protocol/methods/params-schemas.js";
-import type { chatResult, doctorResult, initializeResult, planResult, pullEvents, psResult, pullResult, unloadResult, warmUpResult } from "../protocol/methods/result-schemas.js";
+import type { chatResult, doctorResult, initializeResult, metricsResult, planResult, pullEvents, psResult, pullResult, unloadResult, warmUpResult } from "../protocol/methods/result-schemas.js";
 import type { AgentEventWire } from "../wire/agent-event-schema.js";
 
 /**
@@ -33,6 +33,8 @@ export type PullResult = z.output<typeof pullResult>;
 export type PullProgress = Omit<z.output<typeof pullEvents>, "event">;
 export type UnloadResult = z.output<typeof unloadResult>;
 export type PsResult = z.output<typeof psResult>;
+/** The server's metrics: every series with its samples (docs/operations.md). */
+export type MetricsResult = z.output<typeof metricsResult>;
 export interface StatusResult {
   status: "ok";
 }

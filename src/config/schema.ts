@@ -204,6 +204,10 @@ export const httpSchema = z.strictObject({
    * Off by default: a client could make the server reach any address it can (docs/http-api.md).
    */
   allow_request_mcp: z.boolean().default(false),
+  /** GET /metrics (Prometheus text) and the request counters behind it; off by default (docs/operations.md). */
+  metrics: z.boolean().default(false),
+  /** GET /metrics without the bearer token (a scraper on a trusted network); default: behind it. */
+  metrics_public: z.boolean().default(false),
 });
 
 export const configSchema = z

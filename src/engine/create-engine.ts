@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
 import { RuntimeError } from "../shared/runtime-error.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { LlamaRuntime } from "./embedded/llama-runtime.js";
 import { driverOf } from "./drivers/engine-drivers.js";
 import type { Engine } from "./engine.js";
@@ -27,6 +28,8 @@ export interface EngineFactoryDeps {
   /** The budget and each model's estimate (the runtime plans them); without it nothing is limited. */
   memory?: { budget: () => Promise<MemoryNeed>; estimate: (model: string) => Promise<MemoryNeed> };
   clock?: SchedulerClock;
+  /** Queue waits and load durations (docs/operations.md); none reported without it. */
+  metrics?: MetricsRecorder;
 }
 
 const UNLIMITED: MemoryNeed = { ramBytes: Number.MAX_SAFE_INTEGER, vramBytes: Number.MAX_SAFE_INTEGER };
@@ -69,6 +72,7 @@ export class EngineRegistry {
       queue: { length: queue.length, timeoutMs: queue.timeout_s * 1000 },
       logger: deps.logger.child({ component: "scheduler" }),
       ...(deps.clock ? { clock: deps.clock } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
   }
 
@@ -80,7 +84,7 @@ export class EngineRegistry {
     if (pending === undefined) {
       const model = this.deps.config.llama.models[name];
       const idle = model?.idle_unload_s ?? this.deps.config.llama.idle_unload_s;
-      const options = { idleUnloadMs: idle === null ? null : idle * 1000, logger: this.deps.logger, scheduler: this.scheduler, pinned: model?.pin === true };
+      const options = { idleUnloadMs: idle === null ? null : idle * 1000, logger: this.deps.logger, scheduler: this.scheduler, pinned: model?.pin === true, ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}) };
       pending = createEngine(name, this.deps).then((first) => new ManagedEngine(first, () => createEngine(name, this.deps), options));
       this.creating.set(name, pending);
       // Registered before any caller's continuation, so a caller finds the engine in created().

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
@@ -16,6 +17,8 @@ export interface ManagedEngineOptions {
   scheduler?: ModelScheduler;
   /** llama.models.<name>.pin: never unloaded to make room, nor after idle_unload_s. */
   pinned?: boolean;
+  /** Load durations (local_ai_model_load_seconds). */
+  metrics?: MetricsRecorder;
 }
 
 
@@ -52,6 +55,8 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private readonly admission: ModelAdmission | null;
   /** A request's keep_alive for the idle time after it (ms; null = never); undefined = idle_unload_s. */
   private keepAliveMs: number | null | undefined = undefined;
+  /** When the load under way was admitted (ms); null when none is being timed. */
+  private loadingSince: number | null = null;
 
   /** `first`: the engine to start with; `create`: a fresh, unloaded one of the same model (after an unload). */
   constructor(
@@ -185,7 +190,9 @@ export class ManagedEngine implements Engine, ScheduledModel {
   private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void, onProgress?: (progress: LoadProgress) => void): Promise<T> {
     this.begin();
     try {
-      if (await this.admitted(signal, listener)) await this.load(signal, listener, onProgress);
+      const needsLoad = await this.admitted(signal, listener);
+      this.timeLoad();
+      if (needsLoad) await this.load(signal, listener, onProgress);
       const result = await work();
       this.loaded();
       return result;
@@ -204,11 +211,14 @@ export class ManagedEngine implements Engine, ScheduledModel {
     const load = (): Promise<void> => this.load(signal, listener);
     const loaded = (): void => this.loaded();
     const failed = (): void => this.failed();
+    const timeLoad = (): void => this.timeLoad();
     return {
       async *[Symbol.asyncIterator]() {
         begin();
         try {
-          if (await admitted()) await load();
+          const needsLoad = await admitted();
+          timeLoad();
+          if (needsLoad) await load();
           let first = true;
           for await (const chunk of open()) {
             if (first) loaded();
@@ -256,12 +266,23 @@ export class ManagedEngine implements Engine, ScheduledModel {
   /** After a call that worked: the first one after a load corrects the estimate with what the engine measured. */
   private loaded(): void {
     const health = this.current.health();
-    if (isLoaded(health)) this.admission?.loaded(health.memoryBytes);
+    if (!isLoaded(health)) return;
+    this.admission?.loaded(health.memoryBytes);
+    if (this.loadingSince !== null) {
+      this.options.metrics?.modelLoad(this.modelName, (Date.now() - this.loadingSince) / 1000);
+      this.loadingSince = null;
+    }
+  }
+
+  /** A call that reaches an unloaded model loads it: timed from here (after any wait for memory) to its first answer. */
+  private timeLoad(): void {
+    if (this.loadingSince === null && !isLoaded(this.current.health())) this.loadingSince = Date.now();
   }
 
   /** After a call that failed: a load that failed holds nothing, so its memory is free for others. */
   private failed(): void {
     const health = this.current.health();
+    if (!isLoaded(health)) this.loadingSince = null;
     if (this.active === 1 && !isLoaded(health) && health.state !== "starting") this.admission?.release();
   }
 

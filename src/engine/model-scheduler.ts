@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { fitsBeside, tooLarge } from "./scheduler-fit.js";
 import type { MemoryNeed, ModelLoadEvent, SchedulerClock } from "./scheduler-types.js";
@@ -33,6 +34,8 @@ export interface SchedulerDeps {
   queue: { length: number; timeoutMs: number };
   logger: Logger;
   clock?: SchedulerClock;
+  /** Each admission's wait in the queue (local_ai_queue_wait_seconds). */
+  metrics?: MetricsRecorder;
 }
 
 export interface AdmitOptions {
@@ -44,6 +47,8 @@ interface Waiter {
   model: ScheduledModel;
   need: MemoryNeed;
   options: AdmitOptions;
+  /** Clock ms when it joined the queue. */
+  queuedAt: number;
   resolve(reservation: Reservation): void;
   reject(error: Error): void;
   cleanup(): void;
@@ -144,6 +149,7 @@ export class ModelScheduler {
         model,
         need,
         options,
+        queuedAt: started,
         resolve,
         reject,
         cleanup: () => {
@@ -239,6 +245,7 @@ export class ModelScheduler {
           { model: head.model.modelName, need_ram_bytes: head.need.ramBytes, need_vram_bytes: head.need.vramBytes, used_ram_bytes: now.ramBytes, used_vram_bytes: now.vramBytes, budget_ram_bytes: budget.ramBytes, budget_vram_bytes: budget.vramBytes },
           "model load admitted",
         );
+        this.deps.metrics?.queueWait(head.model.modelName, (this.clock.now() - head.queuedAt) / 1000);
         head.resolve(reservation);
         continue;
       }

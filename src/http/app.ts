@@ -15,7 +15,12 @@ import { registerChatRoute } from "./openai/chat-route.js";
 import { registerCompletionsRoute } from "./openai/completions-route.js";
 import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
 import { registerHealthRoute } from "./routes/health.js";
+import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerModelsRoute } from "./routes/models.js";
+import { requestContext } from "./middleware/request-context.js";
+import { RequestScope } from "./request-scope.js";
+import { scopedRunner } from "./scoped-runner.js";
+import { noMetrics } from "../shared/metrics-recorder.js";
 import { ResponseStore } from "./responses/response-store.js";
 import { registerResponsesRoutes } from "./responses/responses-routes.js";
 import { ModelResolver } from "./resolve-model.js";
@@ -31,31 +36,42 @@ export interface HttpApp {
 
 /**
  * The HTTP front door as a plain Hono app: no socket, so unit tests drive it with `app.request()`
- * and serve.ts puts it on @hono/node-server. Order matters: the Host check guards everything
- * (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON bodies on /v1/* before
- * CORS answers an allowed origin's preflight, /health stays open, /v1/* needs a key (the bearer
- * token or one of http.keys) whose scope and limits allow the request.
+ * and serve.ts puts it on @hono/node-server. Order matters: the request context comes first (every
+ * answer, a refusal included, gets its X-Request-Id, is counted and logged once), the Host check
+ * guards everything (DNS rebinding), the cross-site guard refuses foreign origins and non-JSON
+ * bodies on /v1/* before CORS answers an allowed origin's preflight, /health stays open, /metrics
+ * (with http.metrics, unless http.metrics_public) and /v1/* need a key (the bearer token or one of
+ * http.keys) whose scope and limits allow the request.
  */
-export function createHttpApp(deps: HttpDeps): HttpApp {
-  const { settings } = deps;
+export function createHttpApp(given: HttpDeps): HttpApp {
+  const { settings } = given;
   const app = new Hono();
+  // The routes log through a logger that stamps the request's id on every line, and run turns
+  // whose events reach the request's record (tokens, first token for the metrics and access log).
+  const requests = new RequestScope();
+  const logger = requests.scopedLogger(given.logger);
+  const deps: HttpDeps = { ...given, logger, requests, runner: () => scopedRunner(given.runner(), requests, logger) };
   const gate = new SessionGate(settings.sessionQueue);
   const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
-  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel });
+  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel, onResolved: (resolved) => requests.current()?.resolved(resolved.agent, resolved.modelName) });
   const keys = [...(settings.bearerToken === null ? [] : [fullRightsKey(DEFAULT_KEY_NAME, settings.bearerToken)]), ...(settings.keys ?? [])];
   const ring = keys.length === 0 ? null : new KeyRing(keys);
 
+  app.use("*", requestContext({ scope: requests, logger: given.logger, metrics: deps.metrics?.recorder ?? noMetrics }));
   app.use("*", hostCheck(settings));
   app.use("/v1/*", crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
-    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
+    app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"], exposeHeaders: ["X-Request-Id"] }));
   }
   registerHealthRoute(app, deps, inFlight, ring);
-  // One instance: its per-key limits are shared by every path it guards (a route outside /v1/* that
-  // needs a key, such as a metrics endpoint, uses this same `auth`).
+  // One instance: its per-key limits are shared by every path it guards (/v1/* and /metrics).
   const auth = keyAuth(ring, keys, deps.logger);
+  if (deps.metrics !== undefined) {
+    if (settings.metricsPublic !== true) app.use("/metrics", auth);
+    registerMetricsRoute(app, deps.metrics);
+  }
   app.use("/v1/*", auth);
   app.use(
     "/v1/*",
@@ -77,7 +93,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
 
   app.notFound((c) => {
     const mapped = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
-    return c.json(inDialect(c.req.path, mapped), mapped.status);
+    return c.json(inDialect(c.req.path, mapped, requests.current()?.id), mapped.status);
   });
   app.onError((error, c) => {
     const mapped = toOpenAiError(error);
@@ -86,13 +102,20 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     if (body.error.code === "cancelled") deps.logger.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
     else if (status >= 500) deps.logger.error({ err: error, path: c.req.path }, "request failed");
     else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
-    return c.json(inDialect(c.req.path, mapped), status);
+    return c.json(inDialect(c.req.path, mapped, requests.current()?.id), status);
   });
   return { app, resolver, gate, inFlight };
 }
 
-/** The error body in the shape the route's clients parse: Anthropic's under /v1/messages, OpenAI's elsewhere. */
-function inDialect(path: string, mapped: MappedError): unknown {
-  if (path === "/v1/messages" || path.startsWith("/v1/messages/")) return anthropicError(mapped.status, mapped.body.error.message, mapped.body.error.param);
-  return mapped.body;
+/**
+ * The error body in the shape the route's clients parse: Anthropic's under /v1/messages, OpenAI's
+ * elsewhere; `error.request_id` in both, the id a user quotes when asking about the failure.
+ */
+function inDialect(path: string, mapped: MappedError, requestId: string | undefined): unknown {
+  const id = requestId === undefined ? {} : { request_id: requestId };
+  if (path === "/v1/messages" || path.startsWith("/v1/messages/")) {
+    const body = anthropicError(mapped.status, mapped.body.error.message, mapped.body.error.param);
+    return { ...body, error: { ...body.error, ...id } };
+  }
+  return { error: { ...mapped.body.error, ...id } };
 }

@@ -10,11 +10,16 @@ import type { ApiKey } from "./keys/api-key.js";
 import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
+import type { MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { RequestScope } from "./request-scope.js";
+
+/** A turn's cancel signal, event sink, the key's tool scope; `logger`: the request's (its id on the turn's log lines). */
+export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger">;
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {
   /** Session mode: history from the store. */
-  runTurn(request: TurnRequest, options: Pick<TurnOptions, "signal" | "emit" | "toolScope">): Promise<SessionTurnOutcome>;
+  runTurn(request: TurnRequest, options: TurnRunOptions): Promise<SessionTurnOutcome>;
   /** Client-kept history: the request's messages are the whole context; nothing is stored. */
   runStateless(request: StatelessTurnRequest, options: StatelessTurnOptions): Promise<TurnOutcome>;
   /** The prompt tokens a stateless turn of this request would evaluate (system prompt, conversation, tools). */
@@ -42,6 +47,8 @@ export interface HttpSettings {
   modelAliases?: Readonly<Record<string, string>>;
   /** http.unknown_model (default `error`). */
   unknownModel?: "error" | "default";
+  /** http.metrics_public: GET /metrics answers without the bearer token (default: behind it). */
+  metricsPublic?: boolean;
   /** The store of POST /v1/responses (`http.responses`); absent: nothing is stored, previous_response_id finds nothing. */
   responses?: ResponseStoreSettings;
 }
@@ -101,4 +108,14 @@ export interface HttpDeps {
    * `http.allow_request_mcp` is true (absent: such a request is refused before anything connects).
    */
   mcpClient?: McpClientFactory;
+  /** http.metrics: GET /metrics is served, and requests are counted, only when set. */
+  metrics?: HttpMetrics;
+  /** The request a piece of work belongs to; createHttpApp fills it for the routes. */
+  requests?: RequestScope;
+}
+
+/** The metrics of this server: where requests are reported, and the text Prometheus scrapes. */
+export interface HttpMetrics {
+  recorder: MetricsRecorder;
+  exposition(): Promise<{ contentType: string; body: string }>;
 }

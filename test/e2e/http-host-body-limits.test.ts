@@ -41,7 +41,14 @@ const one = async (request: string | Buffer): Promise<RawResponse> => {
   assert.equal(responses.length, 1, data.slice(0, 500));
   return responses[0]!;
 };
-const errorOf = (response: RawResponse): unknown => JSON.parse(response.body);
+/** The error body without its request id, which must be the response's X-Request-Id. */
+const errorOf = (response: RawResponse): unknown => {
+  const body = JSON.parse(response.body) as { error: Record<string, unknown> };
+  assert.match(response.headers["x-request-id"] ?? "", /^req_[0-9a-f]{24}$/);
+  assert.equal(body.error.request_id, response.headers["x-request-id"]);
+  delete body.error.request_id;
+  return body;
+};
 const tooLarge = { error: { message: `The request body is larger than http.max_body_bytes (${MAX_BODY} bytes)`, type: "invalid_request_error", param: null, code: "payload_too_large" } };
 
 describe("serve-http Host check over a socket (built CLI)", () => {

@@ -11,6 +11,7 @@ import type { Config } from "../../src/config/schema.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import type { ToolProvider } from "../../src/tools/tool-types.js";
+import type { MetricsRecorder } from "../../src/shared/metrics-recorder.js";
 
 export interface TurnExtras {
   askApproval?: ApprovalCallback;
@@ -28,8 +29,8 @@ export interface Harness {
   events: AgentEvent[];
 }
 
-/** A SessionRunner over a real on-disk store in a temp folder, with the given engine and tools. */
-export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml = "", dataDir?: string): Promise<Harness> {
+/** A SessionRunner over a real on-disk store in a temp folder, with the given engine and tools (and where it reports metrics). */
+export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml = "", dataDir?: string, metrics?: MetricsRecorder): Promise<Harness> {
   const dir = dataDir ?? (await mkdtemp(path.join(tmpdir(), "local-ai-agent-")));
   const parsed = parseConfigText(
     `app:\n  data_dir: ${JSON.stringify(dir)}\n${appYaml}llama:\n  models:\n    default:\n      path: /unused.gguf\nagents:\n  assistant:\n    temperature: 0\n    system_prompt: Be helpful.\n`,
@@ -38,7 +39,7 @@ export async function agentHarness(engine: Engine, tools: ToolProvider, appYaml 
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const store = createStore(dir);
-  const runner = new SessionRunner({ config: parsed.config, engineFor: async () => engine, tools, store: store.sessions, memory: store.memory, logger: pino({ level: "silent" }) });
+  const runner = new SessionRunner({ config: parsed.config, engineFor: async () => engine, tools, store: store.sessions, memory: store.memory, logger: pino({ level: "silent" }), ...(metrics ? { metrics } : {}) });
   const events: AgentEvent[] = [];
   return {
     runner,

@@ -88,7 +88,9 @@ describe("HTTP app (app.request, scripted runner)", () => {
     assert.equal(body.object, "chat.completion");
     assert.deepEqual(body.choices, [{ index: 0, message: { role: "assistant", content: "Hello", refusal: null }, logprobs: null, finish_reason: "stop" }]);
     assert.deepEqual(body.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
-    assert.deepEqual(body.local_ai, { session_id: "s1", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
+    // The request's id, as the X-Request-Id header carries it (the client sent none: generated).
+    assert.match(res.headers.get("x-request-id") ?? "", /^req_[0-9a-f]{24}$/);
+    assert.deepEqual(body.local_ai, { request_id: res.headers.get("x-request-id"), session_id: "s1", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
     assert.deepEqual(runner.requests[0], { user_id: "u1", session_id: "s1", agent: "assistant", input: "hi", resume: undefined, approve_execution: undefined, keep_alive: undefined, overrides: {} });
   });
 
@@ -108,7 +110,8 @@ describe("HTTP app (app.request, scripted runner)", () => {
   });
 
   it("events stream (header opt-in): named events with stdio fields, chunks, event: result, [DONE]", async () => {
-    const res = await makeApp(helloRunner()).request("/v1/chat/completions", post(chat({ stream: true, session_id: "s2" }), { "X-Local-AI-Events": "1" }));
+    const res = await makeApp(helloRunner()).request("/v1/chat/completions", post(chat({ stream: true, session_id: "s2" }), { "X-Local-AI-Events": "1", "X-Request-Id": "client-id-7" }));
+    assert.equal(res.headers.get("x-request-id"), "client-id-7");
     const frames = (await res.text()).split("\n\n").filter((f) => f !== "");
     const names = frames.map((f) => (f.startsWith("event: ") ? f.slice(7, f.indexOf("\n")) : f.startsWith("data: [DONE]") ? "[DONE]" : "chunk"));
     assert.deepEqual(names, ["run_start", "chunk", "memory_start", "llm_start", "llm_chunk", "chunk", "llm_chunk", "chunk", "usage", "llm_done", "final", "chunk", "result", "[DONE]"]);
@@ -116,7 +119,7 @@ describe("HTTP app (app.request, scripted runner)", () => {
     const result = JSON.parse(frames[12]?.split("\ndata: ")[1] ?? "") as Record<string, unknown>;
     assert.equal(result.response, "Hello");
     assert.equal(result.object, "chat.completion");
-    assert.deepEqual(result.local_ai, { session_id: "s2", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
+    assert.deepEqual(result.local_ai, { request_id: "client-id-7", session_id: "s2", trace_id: "abcd", warnings: [], degradation_tier: "NORMAL" });
   });
 
   it("an error after the stream started is a data: {error} frame and no [DONE]", async () => {
@@ -124,10 +127,11 @@ describe("HTTP app (app.request, scripted runner)", () => {
       emit({ event: "run_start", user_input: "hi", trace_id: "t1", session_id: "s", agent: "assistant" });
       return Promise.reject(new RuntimeError("engine_unavailable", "engine down"));
     });
-    const text = await (await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })))).text();
+    const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })));
+    const text = await res.text();
     assert.doesNotMatch(text, /\[DONE\]/);
     const last = text.trim().split("\n\n").at(-1) ?? "";
-    assert.deepEqual(JSON.parse(last.slice(6)), { error: { message: "engine down", type: "server_error", param: null, code: "engine_unavailable" } });
+    assert.deepEqual(JSON.parse(last.slice(6)), { error: { message: "engine down", type: "server_error", param: null, code: "engine_unavailable", request_id: res.headers.get("x-request-id") } });
   });
 
   it("an error before run_start keeps a real status even when streaming", async () => {

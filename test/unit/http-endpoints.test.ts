@@ -209,7 +209,7 @@ describe("embeddings and completions through the app (app.request, stub engines)
     assert.equal(stream.status, 200);
     const frames = (await stream.text()).split("\n\n").filter((f) => f !== "");
     assert.equal(frames.length, 2);
-    assert.deepEqual(JSON.parse(frames[1]?.slice(6) ?? "{}"), { error: { message: "the model crashed", type: "server_error", param: null, code: "engine_error" } });
+    assert.deepEqual(JSON.parse(frames[1]?.slice(6) ?? "{}"), { error: { message: "the model crashed", type: "server_error", param: null, code: "engine_error", request_id: stream.headers.get("x-request-id") } });
   });
 
   it("a completion stream whose reader cancels aborts the engine's signal", async () => {

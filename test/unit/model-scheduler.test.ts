@@ -7,6 +7,8 @@ import { ManagedEngine } from "../../src/engine/managed-engine.js";
 import { ModelScheduler } from "../../src/engine/model-scheduler.js";
 import type { MemoryNeed, ModelLoadEvent, SchedulerClock } from "../../src/engine/scheduler-types.js";
 import { isRuntimeError, RuntimeError } from "../../src/shared/runtime-error.js";
+import { PromMetrics } from "../../src/app/prom-metrics.js";
+import type { MetricsRecorder } from "../../src/shared/metrics-recorder.js";
 
 /**
  * The scheduler's logic against engines the test drives (the real engines under a budget are in
@@ -90,7 +92,7 @@ interface Harness {
   inner(name: string): FakeEngine;
 }
 
-function harness(needs: Record<string, number>, options: { budget?: number; pinned?: string[]; failing?: string[]; queueLength?: number } = {}): Harness {
+function harness(needs: Record<string, number>, options: { budget?: number; pinned?: string[]; failing?: string[]; queueLength?: number; metrics?: MetricsRecorder } = {}): Harness {
   const clock = new FakeClock();
   const budget: MemoryNeed = { ramBytes: options.budget ?? 200, vramBytes: 0 };
   const scheduler = new ModelScheduler({
@@ -99,6 +101,7 @@ function harness(needs: Record<string, number>, options: { budget?: number; pinn
     queue: { length: options.queueLength ?? 8, timeoutMs: 30_000 },
     logger,
     clock,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const engines = new Map<string, { managed: ManagedEngine; made: FakeEngine[] }>();
   for (const name of Object.keys(needs)) {
@@ -108,7 +111,7 @@ function harness(needs: Record<string, number>, options: { budget?: number; pinn
       made.push(engine);
       return engine;
     };
-    const managed = new ManagedEngine(make(), async () => make(), { idleUnloadMs: null, logger, scheduler, pinned: options.pinned?.includes(name) ?? false });
+    const managed = new ManagedEngine(make(), async () => make(), { idleUnloadMs: null, logger, scheduler, pinned: options.pinned?.includes(name) ?? false, ...(options.metrics ? { metrics: options.metrics } : {}) });
     engines.set(name, { managed, made });
   }
   const entry = (name: string): { managed: ManagedEngine; made: FakeEngine[] } => {
@@ -193,6 +196,31 @@ describe("ModelScheduler", () => {
     await onA.done;
     assert.deepEqual(loadedNames(h).sort(), ["a", "c"]);
     assert.ok(h.scheduler.used().ramBytes <= 200);
+  });
+
+  it("reports each admission's wait in the queue (clock time) and each load, to the metrics", async () => {
+    const metrics = new PromMetrics(() => null);
+    const h = harness({ a: 150, b: 150 }, { metrics });
+    const onA = await start(h.model("a"));
+    const b = recorder();
+    const onB = start(h.model("b"), b.listener);
+    await b.when("queued");
+    h.clock.advance(4_500);
+    h.inner("a").finish();
+    await onA.done;
+    const running = await onB;
+    h.inner("b").finish();
+    await running.done;
+    // A second use of a loaded model is no load and no wait.
+    await use(h, "b");
+    const sample = async (name: string, model: string): Promise<number | undefined> =>
+      (await metrics.snapshot()).metrics.flatMap((series) => series.samples).find((found) => found.name === name && found.labels.model === model)?.value;
+    assert.equal(await sample("local_ai_queue_wait_seconds_count", "a"), 1);
+    assert.equal(await sample("local_ai_queue_wait_seconds_sum", "a"), 0);
+    assert.equal(await sample("local_ai_queue_wait_seconds_count", "b"), 1);
+    assert.equal(await sample("local_ai_queue_wait_seconds_sum", "b"), 4.5);
+    assert.equal(await sample("local_ai_model_load_seconds_count", "a"), 1);
+    assert.equal(await sample("local_ai_model_load_seconds_count", "b"), 1);
   });
 
   it("names the models being unloaded in the queued event when idle ones make room", async () => {

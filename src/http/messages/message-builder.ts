@@ -12,6 +12,8 @@ export interface MessageIdentity {
   id: string;
   /** The model name the client asked for, echoed back. */
   model: string;
+  /** The HTTP request's id (X-Request-Id), echoed in `local_ai.request_id`. */
+  requestId?: string | undefined;
 }
 
 /**
@@ -96,7 +98,7 @@ export class MessageBuilder {
   /** A failure after the stream started: the open block is closed and an `error` event ends the stream. */
   fail(type: "api_error" | "overloaded_error", message: string): void {
     this.close();
-    this.sink({ type: "error", error: { type, message } });
+    this.sink({ type: "error", error: { type, message, ...requestIdField(this.identity.requestId) } });
   }
 
   private snapshot(stopReason: StopReason | null, usage: MessageObject["usage"]): MessageObject {
@@ -112,7 +114,7 @@ export class MessageBuilder {
       container: null,
       diagnostics: null,
       usage,
-      local_ai: { trace_id: this.traceId, warnings: [...this.warnings], degradation_tier: this.degradationTier() },
+      local_ai: { ...requestIdField(this.identity.requestId), trace_id: this.traceId, warnings: [...this.warnings], degradation_tier: this.degradationTier() },
     };
   }
 
@@ -152,4 +154,8 @@ export class MessageBuilder {
     }
     this.sink({ type: "content_block_stop", index: open.index });
   }
+}
+
+function requestIdField(requestId: string | undefined): { request_id?: string } {
+  return requestId === undefined ? {} : { request_id: requestId };
 }

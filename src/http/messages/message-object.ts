@@ -34,7 +34,7 @@ export interface MessageObject {
   container: null;
   diagnostics: null;
   usage: MessageUsage;
-  local_ai: { trace_id: string | null; warnings: string[]; degradation_tier: string };
+  local_ai: { request_id?: string; trace_id: string | null; warnings: string[]; degradation_tier: string };
 }
 
 export const newMessageId = (): string => `msg_${randomBytes(12).toString("hex")}`;

@@ -37,7 +37,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
     const runner = deps.runner();
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     const leave = inFlight.enter();
-    const identity = { id: newMessageId(), model: request.model };
+    const identity = { id: newMessageId(), model: request.model, requestId: deps.requests?.current()?.id };
     const userId = request.metadata?.user_id ?? undefined;
     return runMessage({
       run: (options) => runner.runStateless({ agent, ...resolved.turn }, { ...options, toolScope: requestKeyScope(c).toolScope }),

@@ -16,7 +16,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelReso
     const turn = await resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate, requestKeyScope(c));
     const { body, start } = turn;
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release });
-    const identity = newCompletionIdentity(turn.model);
+    const identity = newCompletionIdentity(turn.model, deps.requests?.current()?.id);
     const tier = (): string => deps.health().engines[turn.modelName]?.degradationTier ?? "NORMAL";
     if (body.stream === true) {
       return streamTurn({

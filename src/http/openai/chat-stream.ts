@@ -53,7 +53,7 @@ export async function streamTurn(options: StreamTurnOptions): Promise<Response> 
     (error: unknown) => {
       const mapped = toOpenAiError(error);
       if (mapped.status >= 500 && mapped.body.error.code !== "cancelled") logger.error({ err: error }, "turn failed mid-stream");
-      frames.push(dataFrame(mapped.body));
+      frames.push(dataFrame({ error: { ...mapped.body.error, ...(identity.requestId === undefined ? {} : { request_id: identity.requestId }) } }));
       frames.end();
     },
   ).finally(options.release).catch(() => undefined);

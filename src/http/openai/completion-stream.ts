@@ -16,6 +16,8 @@ export interface StreamCompletionOptions {
   keepAliveMs: number;
   maxPendingBytes: number;
   logger: Logger;
+  /** The HTTP request's id, in a mid-stream error's `error.request_id`. */
+  requestId?: string | undefined;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function streamCompletion(options: StreamCompletionOptions): Promis
     } catch (error) {
       const mapped = toOpenAiError(error);
       if (mapped.status >= 500 && mapped.body.error.code !== "cancelled") logger.error({ err: error }, "completion failed mid-stream");
-      frames.push(dataFrame(mapped.body));
+      frames.push(dataFrame({ error: { ...mapped.body.error, ...(options.requestId === undefined ? {} : { request_id: options.requestId }) } }));
     } finally {
       frames.end();
       options.release();

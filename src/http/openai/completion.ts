@@ -12,6 +12,8 @@ export interface Usage {
 }
 
 export interface LocalAiExtension {
+  /** The HTTP request's id (X-Request-Id). */
+  request_id?: string;
   /** Only in session mode: a conversation kept by the client has no session. */
   session_id?: string;
   trace_id: string;
@@ -55,10 +57,12 @@ export interface CompletionIdentity {
   id: string;
   created: number;
   model: string;
+  /** The HTTP request's id (X-Request-Id), echoed in `local_ai.request_id`. */
+  requestId?: string | undefined;
 }
 
-export function newCompletionIdentity(model: string): CompletionIdentity {
-  return { id: "chatcmpl-pending", created: Math.floor(Date.now() / 1000), model };
+export function newCompletionIdentity(model: string, requestId?: string): CompletionIdentity {
+  return { id: "chatcmpl-pending", created: Math.floor(Date.now() / 1000), model, ...(requestId === undefined ? {} : { requestId }) };
 }
 
 /** The one place a chat completion gets its id: `chatcmpl-<trace_id>`, as soon as the turn's trace id is known. */
@@ -66,8 +70,8 @@ export function assignCompletionId(identity: CompletionIdentity, traceId: string
   identity.id = `chatcmpl-${traceId}`;
 }
 
-export function localAiObject(outcome: TurnOutcome, degradationTier: string): LocalAiExtension {
-  const local: LocalAiExtension = { ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
+export function localAiObject(outcome: TurnOutcome, degradationTier: string, requestId?: string): LocalAiExtension {
+  const local: LocalAiExtension = { ...(requestId === undefined ? {} : { request_id: requestId }), ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
   // A stateless turn cannot pause: its warning says the call was not run, there is nothing to resume.
   if (outcome.pending_approval !== undefined && outcome.session_id !== null) local.pending_approval = outcome.pending_approval;
   return local;
@@ -105,7 +109,7 @@ export function completionObject(identity: CompletionIdentity, outcome: TurnOutc
     model: identity.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: openAiFinishReason(outcome) }],
     usage: openAiUsage(outcome.usage),
-    local_ai: localAiObject(outcome, degradationTier),
+    local_ai: localAiObject(outcome, degradationTier, identity.requestId),
   };
 }
 

@@ -8,6 +8,7 @@ import type { InFlightWork } from "../in-flight-work.js";
 import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
+import type { RequestRecord } from "../request-record.js";
 import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { resolveServedModel } from "../resolve-served-model.js";
@@ -32,13 +33,14 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
     const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c));
     // The client going away (or shutdown) stops generation at once and frees the sequence.
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
-    const chunks = resolved.complete({ ...resolved.completion, signal: work.controller.signal });
+    const chunks = counted(resolved.complete({ ...resolved.completion, signal: work.controller.signal }), deps.requests?.current());
     if (resolved.body.stream) {
       return streamCompletion({
         chunks, identity: resolved.identity, includeUsage: resolved.body.includeUsage, controller: work.controller, release: work.finish,
         keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
         maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
         logger: deps.logger.child({ model: resolved.identity.model, endpoint: "completions" }),
+        requestId: deps.requests?.current()?.id,
       });
     }
     try {
@@ -47,6 +49,20 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
       work.finish();
     }
   });
+}
+
+/** The generation's first text and usage also reach the request's record (metrics, access log). */
+function counted(chunks: AsyncIterable<CompletionChunk>, record: RequestRecord | undefined): AsyncIterable<CompletionChunk> {
+  if (record === undefined) return chunks;
+  return {
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of chunks) {
+        if (chunk.type === "text" && chunk.delta !== "") record.firstToken();
+        else if (chunk.type === "usage") record.addTokens({ prompt: chunk.inputTokens, cached: 0, generated: chunk.outputTokens });
+        yield chunk;
+      }
+    },
+  };
 }
 
 async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<ResolvedCompletion> {

@@ -19,6 +19,7 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: Mod
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const result = await embed({ input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), signal: abort.controller.signal });
+      deps.requests?.current()?.addTokens({ prompt: result.promptTokens, cached: 0, generated: 0 });
       return c.json(embeddingList({ model: id, vectors: result.vectors, promptTokens: result.promptTokens, encodingFormat: body.encodingFormat }));
     } finally {
       abort.dispose();

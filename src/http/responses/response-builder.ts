@@ -136,7 +136,7 @@ export class ResponseBuilder {
       output: structuredClone([...output]),
       usage,
       ...(error === undefined ? {} : { error }),
-      local: { trace_id: this.traceId, warnings: [...this.warnings, ...extraWarnings], degradation_tier: this.degradationTier() },
+      local: { ...(this.identity.requestId === undefined ? {} : { request_id: this.identity.requestId }), trace_id: this.traceId, warnings: [...this.warnings, ...extraWarnings], degradation_tier: this.degradationTier() },
     });
   }
 

@@ -59,9 +59,12 @@ export interface ResponseIdentity {
   created_at: number;
   model: string;
   echo: Record<string, unknown>;
+  /** The HTTP request's id (X-Request-Id) that created it, echoed in `local_ai.request_id`. */
+  requestId?: string | undefined;
 }
 
 export interface LocalAiResponseExtension {
+  request_id?: string;
   trace_id: string | null;
   warnings: string[];
   degradation_tier: string;

@@ -32,7 +32,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images, allowMcp: deps.mcpClient !== undefined });
     turn.warnings.unshift(...warnings);
     const mcp = requestMcpTools(turn, deps.mcpClient);
-    const identity = newIdentity(model, request, request.store !== false);
+    const identity = { ...newIdentity(model, request, request.store !== false), requestId: deps.requests?.current()?.id };
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = deps.runner();
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });

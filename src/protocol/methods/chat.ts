@@ -1,30 +1,49 @@
 import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { SessionTurnOutcome } from "../../agent/turn-outcome.js";
+import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
+import { toRuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
+import { meterChat } from "./chat-meter.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
 
 /**
  * Seed 000 `chat`: one agent turn; AgentLoop events stream before the result. Text deltas within
  * `coalesceMs` of each other leave as one event (stdio.coalesce_ms; 0 = one per engine chunk).
+ * `metrics`: where the call is counted (the runtime's recorder; absent: not counted).
  */
-export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>, coalesceMs = 0): MethodDefinition<never> {
+export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>, coalesceMs = 0, metrics?: () => Promise<MetricsRecorder>): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.chatParams),
     result: () => import("./result-schemas.js").then((schemas) => schemas.chatResult),
     events: () => import("./result-schemas.js").then((schemas) => schemas.chatEvents),
     handle: async (params, context) => {
       const turns = await runner();
-      const outcome = await withCoalescedEmit(
-        (event) => {
-          const { name, fields } = toEventFields(event);
-          context.emit(name, fields);
-        },
-        // The writer's backlog (a host reading slower than tokens arrive) holds merged text back.
-        { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
-        (emit) => turns.runTurn(params, { signal: context.signal, emit }),
-      );
-      return chatResultOf(outcome);
+      const meter = metrics === undefined ? undefined : meterChat(await metrics(), (agent) => turns.agents().find((known) => known.name === agent)?.model ?? "none");
+      try {
+        const outcome = await withCoalescedEmit(
+          (event) => {
+            const { name, fields } = toEventFields(event);
+            context.emit(name, fields);
+          },
+          // The writer's backlog (a host reading slower than tokens arrive) holds merged text back.
+          { windowMs: coalesceMs, ...(context.outputBusy ? { busy: context.outputBusy } : {}) },
+          (emit) =>
+            turns.runTurn(params, {
+              signal: context.signal,
+              emit: (event) => {
+                meter?.observe(event);
+                emit(event);
+              },
+              logger: context.log,
+            }),
+        );
+        meter?.done("ok");
+        return chatResultOf(outcome);
+      } catch (error) {
+        meter?.done(toRuntimeError(error).code);
+        throw error;
+      }
     },
   });
 }

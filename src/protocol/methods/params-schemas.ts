@@ -60,6 +60,8 @@ export const unloadParams = z.object({ model: z.string().min(1).optional() }).st
 
 export const psParams = z.object({}).strict();
 
+export const metricsParams = z.object({}).strict();
+
 export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 
 /** JSON-RPC `$/cancelRequest {id}`. */

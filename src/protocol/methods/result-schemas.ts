@@ -73,6 +73,18 @@ export const warmUpEvents = z.discriminatedUnion("event", [
 /** `unload {model?}`: the models whose engines were closed. */
 export const unloadResult = z.strictObject({ unloaded: z.array(z.string()) });
 
+/** `metrics`: every series of the server's registry with its samples (docs/operations.md). */
+export const metricsResult = z.strictObject({
+  metrics: z.array(
+    z.strictObject({
+      name: z.string(),
+      help: z.string(),
+      type: z.enum(["counter", "gauge", "histogram", "summary"]),
+      samples: z.array(z.strictObject({ name: z.string(), labels: z.record(z.string(), z.string()), value: z.number() })),
+    }),
+  ),
+});
+
 const bytes = z.number().int().nonnegative();
 /** `ps`: the memory budget and every configured model, loaded or not (docs/models.md). */
 export const psResult = z.strictObject({

@@ -3,6 +3,7 @@ import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { PsReport } from "../../engine/model-ps.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
+import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
 import type { StdioControl } from "../stdio-server.js";
 import { CANCEL_NOTIFICATION, cancelRequestMethod } from "./cancel-request.js";
 import { cancelMethod } from "./cancel.js";
@@ -14,6 +15,7 @@ import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 import { pullMethod, type PullService } from "./pull.js";
 import { psMethod } from "./ps.js";
+import { metricsMethod, type MetricsSnapshot } from "./metrics.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 
@@ -33,6 +35,10 @@ export interface V1Services {
   unload(model: string | undefined): Promise<string[]>;
   /** `ps`: the budget and every configured model's state (needs a valid config). */
   ps(): Promise<PsReport>;
+  /** `metrics`: the server's metrics snapshot (absent: the method answers an empty one). */
+  metrics?(): Promise<MetricsSnapshot>;
+  /** Where `chat` calls are counted (the runtime's recorder); absent: they are not. */
+  metricsRecorder?: () => Promise<MetricsRecorder>;
 }
 
 /**
@@ -47,12 +53,13 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("ping", pingMethod);
   table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
   table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
-  table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0));
+  table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0, services.metricsRecorder));
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));
   table.set("pull", pullMethod(services.pull));
   table.set("unload", unloadMethod((model) => services.unload(model)));
   table.set("ps", psMethod(() => services.ps()));
+  table.set("metrics", metricsMethod(() => services.metrics?.() ?? Promise.resolve({ metrics: [] })));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;

@@ -1,0 +1,53 @@
+import type { Logger } from "pino";
+import type { AgentEvent } from "../agent/events.js";
+import type { TokenCounts } from "../shared/metrics-recorder.js";
+
+/**
+ * What one HTTP request did, gathered while it runs for its metrics and its access-log line: the
+ * agent and model it resolved to, the tokens of its turn or generation, its first generated text.
+ * Filled through the request scope (request-scope.ts) by the model resolver and the turn's events.
+ */
+export class RequestRecord {
+  readonly startedAt = performance.now();
+  agent = "none";
+  model = "none";
+  readonly tokens: TokenCounts = { prompt: 0, cached: 0, generated: 0 };
+  /** True once any usage was reported (a request without a model reports none). */
+  hasTokens = false;
+  /** ms from the start to the first generated text or thinking; null until then. */
+  firstTokenMs: number | null = null;
+
+  constructor(
+    readonly id: string,
+    /** This request's logger: `request_id` on every line. */
+    readonly logger: Logger,
+  ) {}
+
+  /** The `model` the request named resolved to this agent (null: a model served directly) and `llama.models` name. */
+  resolved(agent: string | null, model: string): void {
+    this.agent = agent ?? "none";
+    this.model = model;
+  }
+
+  /** A turn event of this request (usage, the first delta). */
+  observe(event: AgentEvent): void {
+    if (event.event === "usage") this.addTokens({ prompt: event.input_tokens, cached: event.cached_input_tokens ?? 0, generated: event.output_tokens });
+    else if ((event.event === "llm_chunk" || event.event === "thinking_chunk") && event.delta !== "") this.firstToken();
+  }
+
+  /** Usage of an engine call that is not a turn (completions, embeddings). */
+  addTokens(usage: TokenCounts): void {
+    this.hasTokens = true;
+    this.tokens.prompt += usage.prompt;
+    this.tokens.cached += usage.cached;
+    this.tokens.generated += usage.generated;
+  }
+
+  firstToken(): void {
+    this.firstTokenMs ??= performance.now() - this.startedAt;
+  }
+
+  elapsedMs(): number {
+    return performance.now() - this.startedAt;
+  }
+}
