@@ -93,7 +93,9 @@ describe("keys in the app", () => {
     await runner.started(1);
     const refused = await app.request("/v1/chat/completions", chat("ci-token", false));
     assert.deepEqual([refused.status, refused.headers.get("retry-after")], [429, "1"]);
-    assert.deepEqual(((await refused.json()) as { error: unknown }).error, { message: 'API key "ci" is over its max_concurrent limit; retry after 1 s', type: "requests", param: null, code: "concurrency_limit_exceeded" });
+    const refusal = ((await refused.json()) as { error: { request_id?: string } }).error;
+    assert.equal(refusal.request_id, refused.headers.get("x-request-id"));
+    assert.deepEqual(refusal, { message: 'API key "ci" is over its max_concurrent limit; retry after 1 s', type: "requests", param: null, code: "concurrency_limit_exceeded", request_id: refusal.request_id });
     runner.finishAll();
     assert.match(await streaming.text(), /data: \[DONE\]/);
 
