@@ -41,8 +41,15 @@ async function refusal<T extends { status: number | undefined; headers: Headers 
   try {
     await call;
   } catch (error) {
-    if (typeof (error as { status?: unknown }).status === "number") return error as T;
-    throw error;
+    if (typeof (error as { status?: unknown }).status !== "number") throw error;
+    // Every refusal carries the request's id (docs/operations.md); checked here, then set aside so
+    // the tests compare the rest of the body exactly.
+    const refused = error as T;
+    const body = refused.error as { request_id?: unknown; error?: { request_id?: unknown } };
+    const inner = body.error !== undefined && typeof body.error === "object" ? body.error : body;
+    assert.equal(inner.request_id, refused.headers?.get("x-request-id"));
+    delete inner.request_id;
+    return refused;
   }
   throw new Error("the request was not refused");
 }
