@@ -26,7 +26,8 @@ import { directTurn as directEngineTurn, generateRequest as engineRequest, mainT
  * Env: BENCH_ROUNDS (9; 25 with --stream-only), BENCH_MAX_TOKENS (256), BENCH_CONCURRENCY (10), BENCH_SECONDS (5),
  * BENCH_RPS_ROUNDS (3), BENCH_HTTP_MODEL=tiny|small (the stream model; small: the 84M bench model,
  * to see the same fixed per-token cost against a realistic decode time), BENCH_HTTP_PROFILE=<dir>:
- * run the server with --cpu-prof into that folder. See docs/benchmarks.md, "bench:http".
+ * run the server with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: http.coalesce_ms for the server
+ * (unset: the default; 0: one SSE chunk per engine chunk). See docs/benchmarks.md, "bench:http".
  */
 
 const streamOnly = process.argv.includes("--stream-only") || process.env.BENCH_HTTP_STREAM_ONLY === "1";
@@ -128,9 +129,11 @@ async function directText(engine: EmbeddedEngine, input: string): Promise<string
 
 const [demoPath, tinyPath] = await Promise.all([ensureFixture("demo"), modelName === "tiny" ? ensureFixture("tiny", { seed: 3 }) : ensureFixture("bench", { shape: modelName })]);
 const profileDir = process.env.BENCH_HTTP_PROFILE;
+const coalesceMs = process.env.BENCH_COALESCE_MS;
 const server = await startHttpServer({
   ...(profileDir ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profileDir] } : {}),
   yaml: [
+    ...(coalesceMs === undefined ? [] : ["http:", `  coalesce_ms: ${coalesceMs}`]),
     "llama:",
     "  models:",
     "    default:",

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
+import { countedStream } from "./counted-stream.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
 import { ModelAdmission } from "./model-admission.js";
@@ -198,34 +199,16 @@ export class ManagedEngine implements Engine, ScheduledModel {
   }
 
   private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
-    const begin = (): void => this.begin();
-    const end = (): void => this.end();
-    const admitted = (): Promise<boolean> => this.admitted(signal, listener);
-    const name = this.modelName;
-    const loaded = (): void => this.loaded();
-    const failed = (): void => this.failed();
-    return {
-      async *[Symbol.asyncIterator]() {
-        begin();
-        try {
-          const waited = await admitted();
-          let first = true;
-          for await (const chunk of open()) {
-            if (first) {
-              loaded();
-              if (waited) listener?.({ model: name, state: "loaded" });
-            }
-            first = false;
-            yield chunk;
-          }
-        } catch (error) {
-          failed();
-          throw error;
-        } finally {
-          end();
-        }
+    return countedStream(open, {
+      begin: () => this.begin(),
+      admitted: () => this.admitted(signal, listener),
+      firstChunk: (waited) => {
+        this.loaded();
+        if (waited) listener?.({ model: this.modelName, state: "loaded" });
       },
-    };
+      failed: () => this.failed(),
+      end: () => this.end(),
+    });
   }
 
   /** Before a call reaches the engine (see ModelAdmission.admitted); true when it waited for memory. */
