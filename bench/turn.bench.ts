@@ -184,7 +184,8 @@ class Cli {
         code = String(line.type === "error" ? line.code : "result");
         cancelledAt = at;
       }
-      return cancelledAt !== 0 && cancelResultAt !== 0;
+      // A turn that ended before the cancel was sent (fewer chunks than BENCH_CANCEL_AFTER) has no cancel result to wait for.
+      return cancelledAt !== 0 && (cancelResultAt !== 0 || cancelAt === 0);
     });
     this.send({ id, method: "chat", params });
     await finished;
