@@ -23,6 +23,8 @@ export function countedStream<T>(open: () => AsyncIterable<T>, hooks: StreamHook
 
 class CountedIterator<T> implements AsyncIterator<T> {
   private inner: AsyncIterator<T> | null = null;
+  /** The first next() while it waits for admission: calls made meanwhile queue behind it, as on an async generator. */
+  private starting: Promise<IteratorResult<T>> | null = null;
   private state: "new" | "running" | "over" = "new";
   private waited = false;
   private first = true;
@@ -34,11 +36,14 @@ class CountedIterator<T> implements AsyncIterator<T> {
 
   next(): Promise<IteratorResult<T>> {
     if (this.state === "over") return Promise.resolve({ value: undefined, done: true });
-    if (this.inner === null) return this.start();
-    return this.pull(this.inner);
+    if (this.inner !== null) return this.pull(this.inner);
+    if (this.starting === null) return (this.starting = this.start());
+    return this.starting.then(() => this.next(), () => this.next());
   }
 
   async return(): Promise<IteratorResult<T>> {
+    // Closed while admission is pending: the engine stream opens first, then is closed.
+    await this.starting?.catch(() => undefined);
     const inner = this.inner;
     if (this.state === "running") {
       try {

@@ -100,6 +100,23 @@ describe("countedStream (ManagedEngine's bookkeeping around an engine stream)", 
     assert.deepEqual(calls, ["begin", "admitted:false", "first:false", "end"]);
   });
 
+  it("calls made while admission is pending queue behind the first; a close then waits and closes the opened stream", async () => {
+    let admit: (waited: boolean) => void = () => undefined;
+    const { hooks, calls } = recorder(() => new Promise<boolean>((resolve) => (admit = resolve)));
+    const source = inner([1, 2, 3]);
+    const iterator = countedStream(source.open, hooks)[Symbol.asyncIterator]();
+    const first = iterator.next();
+    const second = iterator.next();
+    const closed = iterator.return?.();
+    admit(false);
+    assert.deepEqual(await first, { value: 1, done: false });
+    assert.deepEqual(await second, { value: 2, done: false });
+    assert.deepEqual(await closed, { value: undefined, done: true });
+    assert.equal(source.opened(), 1);
+    assert.equal(source.returned(), true);
+    assert.deepEqual(calls, ["begin", "admitted:false", "first:false", "end"]);
+  });
+
   it("an iterator closed before its first next() never begins", async () => {
     const { hooks, calls } = recorder();
     const iterator = countedStream(inner([1]).open, hooks)[Symbol.asyncIterator]();
