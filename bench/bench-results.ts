@@ -47,3 +47,16 @@ export function median(values: readonly number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
+
+/** The lower quartile, median and upper quartile of the finite values (nearest-rank on the sorted list; NaN when there is none). */
+export function quartiles(values: readonly number[]): { q1: number; median: number; q3: number } {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return { q1: Number.NaN, median: Number.NaN, q3: Number.NaN };
+  const at = (q: number): number => {
+    const position = (sorted.length - 1) * q;
+    const low = Math.floor(position);
+    const high = Math.ceil(position);
+    return (sorted[low] as number) + ((sorted[high] as number) - (sorted[low] as number)) * (position - low);
+  };
+  return { q1: at(0.25), median: median(sorted), q3: at(0.75) };
+}

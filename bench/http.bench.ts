@@ -6,7 +6,7 @@ import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import { createLogger } from "../src/logging/create-logger.js";
 import { DEMO_SENTENCE, ensureFixture } from "../test/fixtures/gguf/index.js";
 import { parseSse, startHttpServer, type ChunkLike } from "../test/helpers/http-server.js";
-import { ratio, reportRatios } from "./bench-results.js";
+import { quartiles, ratio, reportRatios } from "./bench-results.js";
 import { directTurn as directEngineTurn, generateRequest as engineRequest, mainThreadCpuNs, send as sendWith, turnSample, type HttpResult, type TurnSample } from "./http-turns.js";
 
 /**
@@ -20,13 +20,18 @@ import { directTurn as directEngineTurn, generateRequest as engineRequest, mainT
  *    non-stream completions/s (demo model, the exact demo sentence, checked) against the same
  *    number of concurrent `generate()` callers on an in-process demo-model engine.
  *
- * Env: BENCH_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CONCURRENCY (10), BENCH_SECONDS (5),
+ * `--stream-only` (or BENCH_HTTP_STREAM_ONLY=1; `npm run bench:http:sse`): part 1 alone, 25 rounds by
+ * default (a minute or two instead of the whole bench).
+ *
+ * Env: BENCH_ROUNDS (9; 25 with --stream-only), BENCH_MAX_TOKENS (256), BENCH_CONCURRENCY (10), BENCH_SECONDS (5),
  * BENCH_RPS_ROUNDS (3), BENCH_HTTP_MODEL=tiny|small (the stream model; small: the 84M bench model,
  * to see the same fixed per-token cost against a realistic decode time), BENCH_HTTP_PROFILE=<dir>:
- * run the server with --cpu-prof into that folder. See docs/benchmarks.md, "bench:http".
+ * run the server with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: http.coalesce_ms for the server
+ * (unset: the default; 0: one SSE chunk per engine chunk). See docs/benchmarks.md, "bench:http".
  */
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? "9");
+const streamOnly = process.argv.includes("--stream-only") || process.env.BENCH_HTTP_STREAM_ONLY === "1";
+const rounds = Number(process.env.BENCH_ROUNDS ?? (streamOnly ? "25" : "9"));
 const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "256");
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? "10");
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
@@ -124,9 +129,11 @@ async function directText(engine: EmbeddedEngine, input: string): Promise<string
 
 const [demoPath, tinyPath] = await Promise.all([ensureFixture("demo"), modelName === "tiny" ? ensureFixture("tiny", { seed: 3 }) : ensureFixture("bench", { shape: modelName })]);
 const profileDir = process.env.BENCH_HTTP_PROFILE;
+const coalesceMs = process.env.BENCH_COALESCE_MS;
 const server = await startHttpServer({
   ...(profileDir ? { nodeArgs: ["--cpu-prof", "--cpu-prof-dir", profileDir] } : {}),
   yaml: [
+    ...(coalesceMs === undefined ? [] : ["http:", `  coalesce_ms: ${coalesceMs}`]),
     "llama:",
     "  models:",
     "    default:",
@@ -159,14 +166,14 @@ const demo = new EmbeddedEngine("default", demoConfig, { llama: runtime, logger,
 
 out(`bench:http  serve-http (built CLI, ${server.baseURL}) vs EmbeddedEngine in process`);
 out(`stream: ${modelName === "small" ? 'bench "small" model (84M params, q8_0)' : "tiny model (seed 3)"} ${tinyPath}, threads 1, ctx 4096, parallel ${tinyConfig.parallel}, temperature 0, max_tokens ${maxTokens}; ${rounds} rounds`);
-out(`throughput: ${concurrency} concurrent clients x ${seconds} s, ${rpsRounds} rounds; completions on the demo model ${demoPath}`);
+if (!streamOnly) out(`throughput: ${concurrency} concurrent clients x ${seconds} s, ${rpsRounds} rounds; completions on the demo model ${demoPath}`);
 out();
 
 // Warm-up (not measured): first turn on each side and each model.
 const serverPid = server.proc.pid ?? 0;
 await sseTurn(port, serverPid, "bench_warm", "Hello there");
 await directTurn(tiny, "Hello there");
-const warmText = await directText(demo, "Hello");
+const warmText = streamOnly ? DEMO_SENTENCE : await directText(demo, "Hello");
 if (warmText !== DEMO_SENTENCE) throw new Error(`the in-process demo engine answered ${JSON.stringify(warmText)}`);
 
 const httpTurns: TurnSample[] = [];
@@ -194,7 +201,7 @@ const httpCps: number[] = [];
 const directCps: number[] = [];
 let wrong = 0;
 let rpsSession = 0;
-for (let round = 0; round < rpsRounds; round++) {
+for (let round = 0; round < (streamOnly ? 0 : rpsRounds); round++) {
   const health = async (): Promise<void> => {
     const r = await closedLoop(concurrency, seconds * 1000, async () => {
       const res = await send(port, "GET", "/health", undefined);
@@ -233,10 +240,13 @@ const streamRatio = m(httpTurns, "stream_tps") / m(directTurns, "stream_tps");
 const e2eRatio = m(httpTurns, "e2e_tps") / m(directTurns, "e2e_tps");
 const ttftDiff = m(httpTurns, "ttft_ms") - m(directTurns, "ttft_ms");
 const cpsRatio = median(httpCps) / median(directCps);
+// Each round pairs the two sides back to back: the spread of these per-round ratios is the noise.
+const roundRatios = quartiles(httpTurns.map((h, i) => h.stream_tps / (directTurns[i]?.stream_tps ?? Number.NaN)));
 
 out();
 out(`medians of ${rounds} rounds                 serve-http SSE      direct   ratio / difference`);
 out(`  stream tok/s (first->last chunk)   ${m(httpTurns, "stream_tps").toFixed(0).padStart(14)} ${m(directTurns, "stream_tps").toFixed(0).padStart(11)}   ${streamRatio.toFixed(3)} (overhead ${((1 - streamRatio) * 100).toFixed(1)}%)`);
+out(`  per-round stream ratio quartiles    q1 ${roundRatios.q1.toFixed(3)}  median ${roundRatios.median.toFixed(3)}  q3 ${roundRatios.q3.toFixed(3)}`);
 out(`  end-to-end tok/s (request->[DONE]) ${m(httpTurns, "e2e_tps").toFixed(0).padStart(14)} ${m(directTurns, "e2e_tps").toFixed(0).padStart(11)}   ${e2eRatio.toFixed(3)} (overhead ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
 out(`  time to first token ms             ${m(httpTurns, "ttft_ms").toFixed(2).padStart(14)} ${m(directTurns, "ttft_ms").toFixed(2).padStart(11)}   +${ttftDiff.toFixed(2)} ms`);
 out(`  wall ms per token (stream)         ${(1000 / m(httpTurns, "stream_tps")).toFixed(3).padStart(14)} ${(1000 / m(directTurns, "stream_tps")).toFixed(3).padStart(11)}   +${(1000 / m(httpTurns, "stream_tps") - 1000 / m(directTurns, "stream_tps")).toFixed(3)} ms`);
@@ -244,15 +254,17 @@ out(`  engine main-thread CPU ms/token    ${m(httpTurns, "engine_js_cpu_per_toke
 out(`  content chunks per turn            ${m(httpTurns, "chunks").toFixed(0).padStart(14)} ${m(directTurns, "chunks").toFixed(0).padStart(11)}`);
 out(`  output tokens (usage)              ${m(httpTurns, "output_tokens").toFixed(0).padStart(14)} ${m(directTurns, "output_tokens").toFixed(0).padStart(11)}`);
 out(`  input tokens (usage)               ${m(httpTurns, "input_tokens").toFixed(0).padStart(14)} ${m(directTurns, "input_tokens").toFixed(0).padStart(11)}`);
-out(`medians of ${rpsRounds} throughput rounds (${concurrency} concurrent clients, ${seconds} s each)`);
-out(`  GET /health req/s                  ${median(healthRps).toFixed(0).padStart(14)}`);
-out(`  demo completions/s (non-stream)    ${median(httpCps).toFixed(1).padStart(14)} ${median(directCps).toFixed(1).padStart(11)}   ${cpsRatio.toFixed(3)}`);
-out(`  answers other than the demo sentence: ${wrong}`);
+if (!streamOnly) {
+  out(`medians of ${rpsRounds} throughput rounds (${concurrency} concurrent clients, ${seconds} s each)`);
+  out(`  GET /health req/s                  ${median(healthRps).toFixed(0).padStart(14)}`);
+  out(`  demo completions/s (non-stream)    ${median(httpCps).toFixed(1).padStart(14)} ${median(directCps).toFixed(1).padStart(11)}   ${cpsRatio.toFixed(3)}`);
+  out(`  answers other than the demo sentence: ${wrong}`);
+}
 out();
 out(`target: SSE tokens/s overhead < 5%: ${1 - streamRatio < 0.05 ? "MET" : "NOT MET"} (stream ${((1 - streamRatio) * 100).toFixed(1)}%, end-to-end ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
 reportRatios("http", [
   ratio("stream tokens/s, serve-http SSE / engine direct", streamRatio, { atLeast: 0.95 }),
   ratio("end-to-end tokens/s, serve-http SSE / engine direct", e2eRatio),
-  ratio("demo completions/s, serve-http / engine direct", cpsRatio),
+  ...(streamOnly ? [] : [ratio("demo completions/s, serve-http / engine direct", cpsRatio)]),
 ]);
-out(JSON.stringify({ rounds, maxTokens, concurrency, seconds, stream_ratio: streamRatio, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, health_rps: healthRps, http_cps: httpCps, direct_cps: directCps, completions_ratio: cpsRatio, wrong, http: httpTurns, direct: directTurns }));
+out(JSON.stringify({ rounds, maxTokens, concurrency, seconds, stream_ratio: streamRatio, round_ratios: roundRatios, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, health_rps: healthRps, http_cps: httpCps, direct_cps: directCps, completions_ratio: cpsRatio, wrong, http: httpTurns, direct: directTurns }));

@@ -12,7 +12,7 @@ import { createLogger } from "../src/logging/create-logger.js";
 import { createStore } from "../src/store/create-store.js";
 import type { Checkpoint } from "../src/store/store-types.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";
-import { ratio, reportRatios } from "./bench-results.js";
+import { quartiles, ratio, reportRatios } from "./bench-results.js";
 import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSample as EngineTurnSample } from "./http-turns.js";
 
 /**
@@ -22,14 +22,14 @@ import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSamp
  * token, and cancel latency. Rounds are interleaved (the order alternates) and medians are
  * printed with the ratios. See docs/benchmarks.md.
  *
- * Env: BENCH_ROUNDS (15), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (16 chunks),
+ * Env: BENCH_ROUNDS (25), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (16 chunks),
  * BENCH_TURN_MODEL=tiny|small (tiny: the seeded tiny model; small: the 84M bench model, to see
  * the same fixed per-token cost against a realistic decode time), BENCH_TURN_PROFILE=<dir>: run
  * the CLI with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: stdio.coalesce_ms for the CLI
  * (unset: the default; 0: one llm_chunk per engine chunk).
  */
 
-const rounds = Number(process.env.BENCH_ROUNDS ?? "15");
+const rounds = Number(process.env.BENCH_ROUNDS ?? "25");
 const cancelRounds = Number(process.env.BENCH_CANCEL_ROUNDS ?? "9");
 const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "256");
 const cancelAfter = Number(process.env.BENCH_CANCEL_AFTER ?? "16");
@@ -184,7 +184,8 @@ class Cli {
         code = String(line.type === "error" ? line.code : "result");
         cancelledAt = at;
       }
-      return cancelledAt !== 0 && cancelResultAt !== 0;
+      // A turn that ended before the cancel was sent (fewer chunks than BENCH_CANCEL_AFTER) has no cancel result to wait for.
+      return cancelledAt !== 0 && (cancelResultAt !== 0 || cancelAt === 0);
     });
     this.send({ id, method: "chat", params });
     await finished;
@@ -394,12 +395,15 @@ const streamRatio = m(cliTurns, "stream_tps") / m(directTurns, "stream_tps");
 const e2eRatio = m(cliTurns, "e2e_tps") / m(directTurns, "e2e_tps");
 const ttftDiff = m(cliTurns, "ttft_ms") - m(directTurns, "ttft_ms");
 const cancelMs = median(cliCancels.map((s) => s.cancel_ms));
+// Each round pairs the two sides back to back: the spread of these per-round ratios is the noise.
+const roundRatios = quartiles(cliTurns.map((c, i) => c.stream_tps / (directTurns[i]?.stream_tps ?? Number.NaN)));
 const layerNames = ["run_start", "memory_start", "llm_start", "llm_chunk", "usage", "llm_done", "final"];
 const layers = Object.fromEntries(layerNames.map((name) => [name, median(cliTurns.map((s) => s.layers?.[name] ?? Number.NaN))]));
 
 out();
 out(`medians of ${rounds} rounds                 serve-stdio      direct   ratio / difference`);
 out(`  stream tok/s (first->last chunk)   ${m(cliTurns, "stream_tps").toFixed(0).padStart(11)} ${m(directTurns, "stream_tps").toFixed(0).padStart(11)}   ${streamRatio.toFixed(3)} (overhead ${((1 - streamRatio) * 100).toFixed(1)}%)`);
+out(`  per-round stream ratio quartiles    q1 ${roundRatios.q1.toFixed(3)}  median ${roundRatios.median.toFixed(3)}  q3 ${roundRatios.q3.toFixed(3)}`);
 out(`  end-to-end tok/s (request->result) ${m(cliTurns, "e2e_tps").toFixed(0).padStart(11)} ${m(directTurns, "e2e_tps").toFixed(0).padStart(11)}   ${e2eRatio.toFixed(3)} (overhead ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
 out(`  time to first token ms             ${m(cliTurns, "ttft_ms").toFixed(2).padStart(11)} ${m(directTurns, "ttft_ms").toFixed(2).padStart(11)}   +${ttftDiff.toFixed(2)} ms`);
 out(`  text chunks per turn               ${m(cliTurns, "chunks").toFixed(0).padStart(11)} ${m(directTurns, "chunks").toFixed(0).padStart(11)}`);
@@ -428,4 +432,4 @@ reportRatios("turn", [
   ratio("stream tokens/s, serve-stdio / engine direct", streamRatio, { atLeast: 0.95 }),
   ratio("end-to-end tokens/s, serve-stdio / engine direct", e2eRatio),
 ]);
-out(JSON.stringify({ rounds, cancelRounds, maxTokens, stream_ratio: streamRatio, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, cancel_ms: cancelMs, layers, ping_ms: median(pings), cli: cliTurns, direct: directTurns, cliCancels, directCancels }));
+out(JSON.stringify({ rounds, cancelRounds, maxTokens, stream_ratio: streamRatio, round_ratios: roundRatios, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, cancel_ms: cancelMs, layers, ping_ms: median(pings), cli: cliTurns, direct: directTurns, cliCancels, directCancels }));

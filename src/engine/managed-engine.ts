@@ -3,6 +3,7 @@ import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
+import { countedStream } from "./counted-stream.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, LoadProgress, WarmUpOptions } from "./engine.js";
 import { ModelAdmission } from "./model-admission.js";
@@ -205,34 +206,21 @@ export class ManagedEngine implements Engine, ScheduledModel {
   }
 
   private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
-    const begin = (): void => this.begin();
-    const end = (): void => this.end();
-    const admitted = (): Promise<boolean> => this.admitted(signal, listener);
-    const load = (): Promise<void> => this.load(signal, listener);
-    const loaded = (): void => this.loaded();
-    const failed = (): void => this.failed();
-    const timeLoad = (): void => this.timeLoad();
-    return {
-      async *[Symbol.asyncIterator]() {
-        begin();
-        try {
-          const needsLoad = await admitted();
-          timeLoad();
-          if (needsLoad) await load();
-          let first = true;
-          for await (const chunk of open()) {
-            if (first) loaded();
-            first = false;
-            yield chunk;
-          }
-        } catch (error) {
-          failed();
-          throw error;
-        } finally {
-          end();
-        }
+    return countedStream(open, {
+      begin: () => this.begin(),
+      // Admission, then the load itself (its model_load events), before the engine stream opens.
+      admitted: async () => {
+        const needsLoad = await this.admitted(signal, listener);
+        this.timeLoad();
+        if (needsLoad) await this.load(signal, listener);
+        return needsLoad;
       },
-    };
+      firstChunk: () => {
+        this.loaded();
+      },
+      failed: () => this.failed(),
+      end: () => this.end(),
+    });
   }
 
   /**

@@ -126,7 +126,8 @@ export class ModelScheduler {
     const known = this.learned.get(model.modelName);
     const need = known === undefined ? estimate : { ramBytes: Math.max(estimate.ramBytes, known.ramBytes), vramBytes: Math.max(estimate.vramBytes, known.vramBytes) };
     if (need.ramBytes > budget.ramBytes || need.vramBytes > budget.vramBytes) throw tooLarge(model.modelName, need, budget);
-    options.signal?.throwIfAborted();
+    // A RuntimeError, not the raw abort reason: callers sharing this admission retry on `cancelled` (ModelAdmission).
+    if (options.signal?.aborted === true) throw new RuntimeError("cancelled", "Request cancelled while its model waited to load");
     if (this.queue.length >= this.deps.queue.length) {
       throw new RuntimeError("busy", `${this.queue.length} model loads are waiting for memory already (llama.load_queue.length); try again when a model is idle`, {
         details: { model: model.modelName, queued: this.queued(), models_in_use: this.inUse() },

@@ -5,6 +5,7 @@ import { configSchema } from "../../src/config/schema.js";
 import { healthBody } from "../../src/http/health-status.js";
 import type { RuntimeHealth } from "../../src/diagnostics/runtime-health.js";
 import { HttpError, toOpenAiError } from "../../src/http/http-error.js";
+import { chunkObject, textChunkJson } from "../../src/http/openai/completion.js";
 import { framesFor } from "../../src/http/openai/event-frames.js";
 import { lastUserInput, parseChatRequest } from "../../src/http/openai/request-schema.js";
 import { assertNoPortClash } from "../../src/http/port-check.js";
@@ -39,6 +40,21 @@ describe("HTTP parts", () => {
     const named = ALL_EVENTS.flatMap((e) => framesFor(e, events)).filter((f) => f.startsWith("event: "));
     assert.deepEqual(named.map((f) => f.slice(7, f.indexOf("\n"))), ALL_EVENTS.map((e) => e.event));
     assert.equal(named[7], 'event: tool_start\ndata: {"step":0,"tool":"echo","args":{"m":1}}\n\n');
+  });
+
+  it("textChunkJson: byte for byte the serialisation of the chunk object, whatever the text", () => {
+    const identities = [
+      { id: "chatcmpl-0123456789abcdef", created: 1764600000, model: "talker" },
+      { id: 'chatcmpl-"quoted"\\', created: 0, model: "m\u00e9/\u2028odd\n" },
+    ];
+    const texts = ["", " once", 'say "hi"\n\tthen \\ leave', "\u0000\u001f\u007f", "héllo 日本 🙂", "\ud83d", "\u2028\u2029", "</script>"];
+    for (const identity of identities) {
+      for (const text of texts) {
+        for (const field of ["content", "reasoning_content"] as const) {
+          assert.equal(textChunkJson(identity, field, text), JSON.stringify(chunkObject(identity, { [field]: text })), `${field} ${JSON.stringify(text)}`);
+        }
+      }
+    }
   });
 
   it("toOpenAiError: every RuntimeError code has a status; unknown errors are a safe 500", () => {

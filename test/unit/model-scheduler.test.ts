@@ -351,6 +351,21 @@ describe("ModelScheduler", () => {
     await Promise.all([onA.done, onB.done]);
   });
 
+  it("a request that leaves while the admission it shares is being estimated fails alone (cancelled); the one sharing it loads", async () => {
+    const h = harness({ a: 100 });
+    const controller = new AbortController();
+    const leaving = h.model("a").generate({ messages: [], signal: controller.signal } as unknown as GenerateRequest)[Symbol.asyncIterator]();
+    // The first call starts the admission (the scheduler is estimating), the second shares it, then the first leaves.
+    const left = assert.rejects(leaving.next(), (error: unknown) => isRuntimeError(error) && error.code === "cancelled");
+    const staying = start(h.model("a"));
+    controller.abort("client disconnected");
+    await left;
+    const running = await staying;
+    h.inner("a").finish();
+    await running.done;
+    assert.deepEqual(h.scheduler.used(), { ramBytes: 100, vramBytes: 0 });
+  });
+
   it("corrects the estimate upward from the measured figure after the load", async () => {
     const h = harness({ a: 100 });
     await use(h, "a");

@@ -124,6 +124,15 @@ export function chunkObject(identity: CompletionIdentity, delta: Record<string, 
 }
 
 /**
+ * `JSON.stringify(chunkObject(identity, { [field]: text }))`, byte for byte, written as a template:
+ * the frame sent per text burst of every streamed chat completion, so it skips building and
+ * walking the nested object (the unit test holds it to the object's serialisation).
+ */
+export function textChunkJson(identity: CompletionIdentity, field: "content" | "reasoning_content", text: string): string {
+  return `{"id":${JSON.stringify(identity.id)},"object":"chat.completion.chunk","created":${JSON.stringify(identity.created)},"model":${JSON.stringify(identity.model)},"choices":[{"index":0,"delta":{"${field}":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}`;
+}
+
+/**
  * The calls as OpenAI streams them: per call one delta with index, id, type and name (empty
  * arguments), then the arguments in fragments. Our engines hand over a call whole, so the
  * fragments are cut from its complete JSON; clients assemble them by index either way.

@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../../agent/events.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
 import { dataFrame, namedFrame } from "../sse/sse-frames.js";
-import { assignCompletionId, chunkObject, type CompletionIdentity } from "./completion.js";
+import { assignCompletionId, chunkObject, textChunkJson, type CompletionIdentity } from "./completion.js";
 
 /** OpenAI's end of stream (chat and text completions; other dialects end otherwise). */
 export const DONE_FRAME = "data: [DONE]\n\n";
@@ -26,10 +26,10 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
       assignCompletionId(ctx.identity, event.trace_id);
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
-      return [...named, dataFrame(chunkObject(ctx.identity, { content: event.delta }))];
+      return [...named, dataFrame(textChunkJson(ctx.identity, "content", event.delta))];
     case "thinking_chunk":
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
-      return [...named, dataFrame(chunkObject(ctx.identity, { reasoning_content: event.delta }))];
+      return [...named, dataFrame(textChunkJson(ctx.identity, "reasoning_content", event.delta))];
     // Usage comes with the turn's outcome (the final chunks, the result). Tool activity and loop
     // bookkeeping have no standard chunk form: opt-in stream only.
     case "usage":

@@ -19,12 +19,15 @@ export interface FrameStreamOptions {
  */
 export class FrameStream {
   readonly body: ReadableStream<Uint8Array>;
-  private readonly queue: Uint8Array[] = [];
+  /** Frames not yet pulled, as text: encoded once per pull, not once per frame. */
+  private queue: string[] = [];
   private pendingBytes = 0;
   private waiting: (() => void) | null = null;
   private ended = false;
   private cancelled = false;
   private keepAlive: NodeJS.Timeout | undefined;
+  /** When the last frame was queued (ms, performance.now()): the keep-alive timer checks it when it fires. */
+  private lastOutputAt = performance.now();
   private readonly encoder = new TextEncoder();
 
   constructor(private readonly options: FrameStreamOptions) {
@@ -38,8 +41,9 @@ export class FrameStream {
             return;
           }
           // Everything queued since the last pull goes out as one chunk: one socket write.
-          const frames = this.queue.splice(0);
-          const next = frames.length === 1 ? (frames[0] as Uint8Array) : Buffer.concat(frames);
+          const frames = this.queue;
+          this.queue = [];
+          const next = this.encoder.encode(frames.length === 1 ? frames[0] : frames.join(""));
           this.pendingBytes -= next.byteLength;
           controller.enqueue(next);
         },
@@ -61,11 +65,10 @@ export class FrameStream {
 
   push(frame: string): void {
     if (this.ended || this.cancelled) return;
-    const bytes = this.encoder.encode(frame);
-    this.queue.push(bytes);
-    this.pendingBytes += bytes.byteLength;
+    this.queue.push(frame);
+    this.pendingBytes += Buffer.byteLength(frame);
+    this.lastOutputAt = performance.now();
     this.wake();
-    this.armKeepAlive();
     if (this.pendingBytes > this.options.maxPendingBytes) this.cancel(`client is not reading (${this.pendingBytes} bytes pending)`);
   }
 
@@ -79,7 +82,7 @@ export class FrameStream {
   cancel(reason: string): void {
     if (this.cancelled) return;
     this.cancelled = true;
-    this.queue.length = 0;
+    this.queue = [];
     this.pendingBytes = 0;
     this.end();
     this.options.onCancel(reason);
@@ -91,17 +94,28 @@ export class FrameStream {
     resolve?.();
   }
 
-  private armKeepAlive(): void {
+  /**
+   * One timer for the stream's life, not one re-armed per frame (frames come per token burst):
+   * when it fires it sends a keep-alive only if nothing was queued for `keepAliveMs`, and else
+   * waits out the rest of that time.
+   */
+  private armKeepAlive(delayMs = this.options.keepAliveMs): void {
     if (this.ended) return;
-    // Every frame re-arms the timer: refresh() reuses it instead of a new timer per token.
-    if (this.keepAlive !== undefined) {
-      this.keepAlive.refresh();
-      return;
-    }
-    this.keepAlive = setTimeout(() => this.push(this.options.keepAliveFrame ?? KEEP_ALIVE_FRAME), this.options.keepAliveMs);
+    this.keepAlive = setTimeout(this.onKeepAlive, delayMs);
     // A keep-alive must never hold the process open on its own.
     this.keepAlive.unref();
   }
+
+  private readonly onKeepAlive = (): void => {
+    this.keepAlive = undefined;
+    const quietMs = performance.now() - this.lastOutputAt;
+    if (quietMs >= this.options.keepAliveMs) {
+      this.push(this.options.keepAliveFrame ?? KEEP_ALIVE_FRAME);
+      this.armKeepAlive();
+    } else {
+      this.armKeepAlive(this.options.keepAliveMs - quietMs);
+    }
+  };
 
   private stopKeepAlive(): void {
     clearTimeout(this.keepAlive);
