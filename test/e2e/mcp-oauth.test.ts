@@ -35,6 +35,15 @@ function toolDone(proc: CliProcess, id: string): WireMessage | undefined {
   return proc.messages.find((m) => m.id === id && m.event === "tool_done");
 }
 
+/** doctor's `mcp.<server>` check. */
+async function doctorCheck(configPath: string, dir: string, server: string): Promise<{ status: string; finding: string; fix?: string }> {
+  const run = await runCli(["doctor", "--json", "--config", configPath], dir, { timeoutMs: 120_000 });
+  const report = JSON.parse(run.stdout) as { checks: Array<{ id: string; status: string; finding: string; fix?: string }> };
+  const check = report.checks.find((c) => c.id === `mcp.${server}`);
+  assert.ok(check, `mcp.${server} in ${report.checks.map((c) => c.id).join(", ")}`);
+  return check;
+}
+
 async function listJson(configPath: string, dir: string): Promise<Array<{ name: string; state: string; reason?: string; tools: number }>> {
   const run = await runCli(["mcp", "list", "--json", "--config", configPath], dir, { timeoutMs: 60_000 });
   return (JSON.parse(run.stdout) as { servers: Array<{ name: string; state: string; reason?: string; tools: number }> }).servers;
@@ -61,6 +70,8 @@ describe("OAuth for a remote MCP server", { timeout: 180_000 }, () => {
     assert.deepEqual(protocolViolations(before), []);
     assert.deepEqual(oauth.registrations, [], "a front door never registers a client");
     assert.deepEqual((await listJson(configPath, dir)).map((s) => [s.name, s.state, s.reason]), [["secure", "needs_login", 'MCP server "secure" needs a login: run `local-ai mcp login secure`']]);
+    const needsLogin = await doctorCheck(configPath, dir, "secure");
+    assert.deepEqual([needsLogin.status, needsLogin.finding, needsLogin.fix], ["warn", "needs a login; its tools are not offered and not counted below", "run `local-ai mcp login secure`"]);
 
     // The login: the URL is printed on a line of its own; the "browser" follows it and the redirect.
     const login = new CliProcess(["mcp", "login", "secure", "--config", configPath], { cwd: dir });
@@ -118,6 +129,8 @@ describe("OAuth for a remote MCP server", { timeout: 180_000 }, () => {
     assert.doesNotMatch(proc.stderr, new RegExp(refreshed.tokens.access_token), "tokens are never logged");
 
     assert.deepEqual((await listJson(configPath, dir)).map((s) => [s.name, s.state, s.tools]), [["secure", "connected", 2]]);
+    const reachable = await doctorCheck(configPath, dir, "secure");
+    assert.deepEqual([reachable.status, reachable.finding], ["ok", `reachable at ${server.url}; listed 2 tools`]);
 
     // Logout removes the file; the server needs a login again.
     const logout = await runCli(["mcp", "logout", "secure", "--config", configPath], dir);
