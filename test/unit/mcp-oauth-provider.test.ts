@@ -58,7 +58,7 @@ describe("McpOAuthProvider", () => {
   it("keeps registration and tokens as given; a record made for another URL is ignored; invalidating tokens keeps the client", async () => {
     const { files } = await store();
     const provider = new McpOAuthProvider("linear", remote(), { store: files, logger, refresh: () => Promise.reject(new Error("not expected")) });
-    await provider.saveClientInformation({ client_id: "c1", redirect_uris: ["http://127.0.0.1:5000/callback"] } as never);
+    await provider.saveClientInformation({ client_id: "c1", redirect_uris: ["http://127.0.0.1:5000/callback"] });
     await provider.saveTokens({ access_token: "a1", token_type: "bearer", expires_in: 3600, refresh_token: "r1" });
     assert.equal(provider.needsLogin, false);
     assert.deepEqual(await provider.tokens(), { access_token: "a1", token_type: "bearer", expires_in: 3600, refresh_token: "r1" });
