@@ -5,6 +5,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { freePort } from "../helpers/free-port.js";
+import { startHttpServer } from "../helpers/http-cli-server.js";
 import { startMcpHttpServer, type McpHttpServer } from "../helpers/mcp-http-server.js";
 import { openaiModelYaml, startAgentUpstream, toolResultSent, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
 import { closedPort } from "../helpers/openai-sse-upstream.js";
@@ -101,6 +102,30 @@ describe("a remote MCP server (Streamable HTTP) in mcp.servers", { timeout: 120_
     assert.equal((await proc.exited).code, 0);
     assert.deepEqual(protocolViolations(proc), []);
     assert.doesNotMatch(proc.stderr, /from-env/, "header values are never logged");
+  });
+});
+
+describe("a remote MCP server from serve-http", { timeout: 120_000 }, () => {
+  it("runs the agent's remote tool for a chat completion", async () => {
+    const server = await startMcpHttpServer();
+    servers.push(server);
+    const upstream = await startAgentUpstream([call("h1", "over http"), { text: ["done http"] }]);
+    upstreams.push(upstream);
+    const http = await startHttpServer(`${openaiModelYaml(upstream.baseUrl, ['    tools: ["echo"]'])}mcp:\n  servers:\n    remote:\n      url: ${server.url}\n`);
+    try {
+      const response = await fetch(`${http.base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "assistant", messages: [{ role: "user", content: "echo over http" }] }),
+      });
+      const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+      assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.choices[0]?.message.content, "done http");
+      assert.equal(toolResultSent(upstream, "h1"), "remote echo: over http");
+      assert.deepEqual(server.calls, ["echo:over http"]);
+    } finally {
+      assert.equal((await http.stop()).code, 0);
+    }
   });
 });
 
