@@ -89,7 +89,8 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     sessionTools: (request) =>
       new CompositeToolProvider([
         { provider: tools, owned: false },
-        { provider: new McpToolProvider(request.servers, { logger, env, auth }), owned: true },
+        // An editor's own servers carry the editor's credentials (headers): no stored logins for them.
+        { provider: new McpToolProvider(request.servers, { logger, env }), owned: true },
         ...request.providers.map((provider) => ({ provider, owned: true })),
       ]),
     warmUp: async (signal) => {

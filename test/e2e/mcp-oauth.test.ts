@@ -128,9 +128,9 @@ describe("OAuth for a remote MCP server", { timeout: 180_000 }, () => {
     assert.deepEqual(protocolViolations(proc), []);
     assert.doesNotMatch(proc.stderr, new RegExp(refreshed.tokens.access_token), "tokens are never logged");
 
-    assert.deepEqual((await listJson(configPath, dir)).map((s) => [s.name, s.state, s.tools]), [["secure", "connected", 2]]);
+    assert.deepEqual((await listJson(configPath, dir)).map((s) => [s.name, s.state, s.tools]), [["secure", "connected", 3]]);
     const reachable = await doctorCheck(configPath, dir, "secure");
-    assert.deepEqual([reachable.status, reachable.finding], ["ok", `reachable at ${server.url}; listed 2 tools`]);
+    assert.deepEqual([reachable.status, reachable.finding], ["ok", `reachable at ${server.url}; listed 3 tools`]);
 
     // Logout removes the file; the server needs a login again.
     const logout = await runCli(["mcp", "logout", "secure", "--config", configPath], dir);

@@ -59,7 +59,7 @@ describe("a remote MCP server (Streamable HTTP) in mcp.servers", { timeout: 120_
     const upstream = await startAgentUpstream([call("c1", "one"), { text: ["done 1"] }]);
     upstreams.push(upstream);
     const { dir, configPath } = await tempConfig(
-      `${openaiModelYaml(upstream.baseUrl, ['    tools: ["echo"]'])}mcp:\n  servers:\n    remote:\n      url: ${server.url}\n      headers:\n        X-Test: "\${REMOTE_TEST_HEADER}"\n`,
+      `${openaiModelYaml(upstream.baseUrl, ['    tools: ["echo", "hold"]'])}mcp:\n  servers:\n    remote:\n      url: ${server.url}\n      headers:\n        X-Test: "\${REMOTE_TEST_HEADER}"\n`,
     );
     const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir, env: { REMOTE_TEST_HEADER: "from-env" } });
 
@@ -69,7 +69,7 @@ describe("a remote MCP server (Streamable HTTP) in mcp.servers", { timeout: 120_
     assert.equal(toolResultSent(upstream, "c1"), "remote echo: one");
     assert.ok(server.testHeaders.length > 0 && server.testHeaders.every((value) => value === "from-env"), `the configured header with \${ENV} on every request: ${JSON.stringify(server.testHeaders)}`);
     // The model was offered the remote tool by its own name.
-    assert.deepEqual((upstream.chats()[0]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name), ["echo"]);
+    assert.deepEqual((upstream.chats()[0]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name), ["echo", "hold"]);
 
     // Restarted between calls: the old session is unknown to it (404); the call still succeeds.
     await server.stop();
@@ -97,6 +97,17 @@ describe("a remote MCP server (Streamable HTTP) in mcp.servers", { timeout: 120_
     assert.equal(toolDone(proc, "r4")?.status, "ok");
     assert.equal(toolResultSent(upstream, "c4"), "remote echo: four");
     assert.deepEqual(server.calls, ["echo:one", "echo:two", "echo:four"], "nothing ran twice");
+
+    // Killed while a call runs: that call fails at once naming the server (not at its timeout).
+    upstream.push({ call: { id: "c5", name: "hold", arguments: {} } }, { text: ["done 5"] });
+    proc.send({ id: "r5", method: "chat", params: { session_id: "remote", input: "hold" } });
+    await server.held();
+    await server.stop();
+    server.release();
+    const fifth = await proc.response("r5", 60_000);
+    assert.equal((fifth.result as { response: string }).response, "done 5");
+    assert.equal(toolDone(proc, "r5")?.status, "error");
+    assert.match(String(toolResultSent(upstream, "c5")), /^Error \(error\): MCP server "remote" dropped the connection \(the server cut the response stream: .*\); it is reconnected for the next call/);
 
     proc.send({ id: "bye", method: "shutdown" });
     assert.equal((await proc.exited).code, 0);
@@ -143,7 +154,7 @@ describe("local-ai mcp list", { timeout: 120_000 }, () => {
     const listed = JSON.parse(run.stdout) as { servers: Array<{ name: string; transport: string; state: string; reason?: string; tools: number; prompts: number; resources: number }> };
     const byName = Object.fromEntries(listed.servers.map((s) => [s.name, s]));
     assert.deepEqual(Object.keys(byName), ["sdk", "everything", "legacy", "down"]);
-    assert.deepEqual(byName.sdk, { name: "sdk", transport: "http", state: "connected", tools: 2, prompts: 0, resources: 0 });
+    assert.deepEqual(byName.sdk, { name: "sdk", transport: "http", state: "connected", tools: 3, prompts: 0, resources: 0 });
     for (const name of ["everything", "legacy"]) {
       const entry = byName[name]!;
       assert.equal(entry.state, "connected", JSON.stringify(entry));
@@ -157,7 +168,7 @@ describe("local-ai mcp list", { timeout: 120_000 }, () => {
 
     const table = await runCli(["mcp", "list", "--config", configPath], dir, { timeoutMs: 90_000 });
     assert.match(table.stdout, /^NAME\s+TRANSPORT\s+STATE\s+TOOLS\s+PROMPTS\s+RESOURCES$/m);
-    assert.match(table.stdout, /^sdk\s+http\s+connected\s+2\s+0\s+0$/m);
+    assert.match(table.stdout, /^sdk\s+http\s+connected\s+3\s+0\s+0$/m);
     assert.match(table.stdout, /^down: server "down" failed to start/m);
   });
 });

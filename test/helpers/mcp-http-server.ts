@@ -14,7 +14,8 @@ import { z } from "zod";
  * A real Streamable HTTP MCP server on 127.0.0.1, built from the SDK's own server classes
  * (McpServer + StreamableHTTPServerTransport, one per session, as the SDK's examples do), in the
  * test's process so a test can stop it and start it again on the same port. Tools: `echo`
- * (`remote echo: <message>`) and `whoami` (the client id of the bearer token, or "anonymous").
+ * (`remote echo: <message>`), `whoami` (the client id of the bearer token, or "anonymous") and
+ * `hold` (answers only once `release()` is called; `held()` resolves when a call arrives).
  * With `oauth`, the SDK's server auth guards /mcp: mcpAuthRouter (authorization server and
  * metadata) with the given provider, requireBearerAuth on /mcp.
  */
@@ -31,6 +32,10 @@ export interface McpHttpServer {
   /** Ends the server and every connection (as a crash would); `start()` brings it back on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Resolves once a `hold` call has arrived (the call is in flight). */
+  held(): Promise<void>;
+  /** Lets every waiting `hold` call answer. */
+  release(): void;
 }
 
 type Middleware = (req: unknown, res: unknown, next: () => void) => void;
@@ -47,6 +52,10 @@ interface ExpressApp {
 
 export async function startMcpHttpServer(options: { oauth?: OAuthServerProvider; port?: number } = {}): Promise<McpHttpServer> {
   const state = { calls: [] as string[], initializations: 0, testHeaders: [] as Array<string | undefined> };
+  let releaseHeld: () => void = () => undefined;
+  let releasing = new Promise<void>((resolve) => (releaseHeld = resolve));
+  let arrived: () => void = () => undefined;
+  let holdArrived = new Promise<void>((resolve) => (arrived = resolve));
   let port = options.port ?? 0;
   let server: Server | undefined;
   let transports = new Map<string, StreamableHTTPServerTransport>();
@@ -60,6 +69,12 @@ export async function startMcpHttpServer(options: { oauth?: OAuthServerProvider;
     mcp.registerTool("whoami", { description: "The caller's OAuth client id" }, (extra) => {
       state.calls.push("whoami:");
       return { content: [{ type: "text", text: extra.authInfo?.clientId ?? "anonymous" }] };
+    });
+    mcp.registerTool("hold", { description: "Answers once the test releases it" }, async () => {
+      state.calls.push("hold:");
+      arrived();
+      await releasing;
+      return { content: [{ type: "text", text: "released" }] };
     });
     return mcp;
   };
@@ -145,5 +160,11 @@ export async function startMcpHttpServer(options: { oauth?: OAuthServerProvider;
     },
     stop,
     start,
+    held: () => holdArrived,
+    release: () => {
+      releaseHeld();
+      releasing = new Promise<void>((resolve) => (releaseHeld = resolve));
+      holdArrived = new Promise<void>((resolve) => (arrived = resolve));
+    },
   };
 }

@@ -26,7 +26,8 @@ export class McpAuth {
 
   providerFor(server: string, config: McpRemoteServerConfig): McpOAuthProvider | undefined {
     if (Object.keys(config.headers).some((name) => name.toLowerCase() === "authorization")) return undefined;
-    let provider = this.providers.get(server);
+    const key = `${server}\n${config.url}`;
+    let provider = this.providers.get(key);
     if (provider === undefined) {
       provider = new McpOAuthProvider(server, config, {
         store: this.deps.store,
@@ -37,13 +38,13 @@ export class McpAuth {
           await auth(target, { serverUrl: target.serverUrl });
         },
       });
-      this.providers.set(server, provider);
+      this.providers.set(key, provider);
     }
     return provider;
   }
 
   /** The last connection attempt found no usable login for this server. */
   needsLogin(server: string): boolean {
-    return this.providers.get(server)?.needsLogin === true;
+    return [...this.providers.values()].some((provider) => provider.server === server && provider.needsLogin);
   }
 }

@@ -23,8 +23,10 @@ export interface RemoteTransportOptions {
  * - a session the server no longer knows (404, or 400 naming the session: it restarted) is
  *   initialized again with the same initialize request and the message resent, once: the server
  *   never ran it, so nothing runs twice;
- * - a server that cannot be reached (refused, reset) ends the connection: the call in flight fails
- *   and McpConnection reconnects on the next call.
+ * - a server that cannot be reached (refused, reset), or a response stream cut while requests
+ *   wait for their answers, ends the connection: the calls in flight fail at once (rather than at
+ *   their timeout) and McpConnection reconnects on the next call. A cut of the idle notification
+ *   stream alone ends nothing: the next request finds out.
  */
 export class RemoteTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -40,6 +42,8 @@ export class RemoteTransport implements Transport {
   private protocolVersion: string | undefined;
   private reinitializing: Promise<void> | undefined;
   private reinitCount = 0;
+  /** Requests sent and not answered yet. */
+  private readonly waiting = new Set<string | number>();
 
   constructor(private readonly options: RemoteTransportOptions) {
     this.kind = options.config.transport;
@@ -66,6 +70,7 @@ export class RemoteTransport implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if ("method" in message && message.method === "initialize" && "id" in message) this.initializeRequest = message;
+    if ("method" in message && "id" in message) this.waiting.add(message.id);
     const used = this.current;
     try {
       await used.send(message, options);
@@ -99,8 +104,15 @@ export class RemoteTransport implements Transport {
   }
 
   private attach(transport: Transport): Transport {
-    transport.onmessage = (message, extra) => this.onmessage?.(message, extra);
-    transport.onerror = (error) => this.onerror?.(error);
+    transport.onmessage = (message, extra) => {
+      if (!("method" in message) && "id" in message && message.id !== undefined) this.waiting.delete(message.id);
+      this.onmessage?.(message, extra);
+    };
+    transport.onerror = (error) => {
+      this.onerror?.(error);
+      // The SDK resumes only streams that sent an event id; the others would leave calls waiting.
+      if (this.waiting.size > 0 && /^SSE stream disconnected/.test(error.message)) this.drop(`the server cut the response stream: ${error.message.replace(/^SSE stream disconnected: /, "")}`);
+    };
     transport.onclose = () => this.finish();
     return transport;
   }
