@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -149,11 +150,16 @@ describe("local-ai mcp list", { timeout: 120_000 }, () => {
     const { dir, configPath } = await tempConfig(
       `mcp:\n  servers:\n    sdk:\n      url: ${server.url}\n    everything:\n      url: ${everythingHttp}\n      type: http\n    legacy:\n      url: ${everythingSse}\n    down:\n      url: ${down}\n`,
     );
-    const run = await runCli(["mcp", "list", "--json", "--config", configPath], dir, { timeoutMs: 90_000 });
+    // Cursor's and Claude Desktop's mcp.json shapes for remote servers, through --mcp-config.
+    const mcpJson = path.join(dir, "mcp.json");
+    await writeFile(mcpJson, JSON.stringify({ mcpServers: { cursor: { url: server.url }, claude: { type: "http", url: server.url, headers: { "X-Test": "claude" } } } }));
+    const run = await runCli(["mcp", "list", "--json", "--config", configPath, "--mcp-config", mcpJson], dir, { timeoutMs: 90_000 });
     assert.equal(run.code, 1, `one server is down: ${run.stderr}`);
     const listed = JSON.parse(run.stdout) as { servers: Array<{ name: string; transport: string; state: string; reason?: string; tools: number; prompts: number; resources: number }> };
     const byName = Object.fromEntries(listed.servers.map((s) => [s.name, s]));
-    assert.deepEqual(Object.keys(byName), ["sdk", "everything", "legacy", "down"]);
+    assert.deepEqual(Object.keys(byName), ["sdk", "everything", "legacy", "down", "cursor", "claude"]);
+    assert.deepEqual([byName.cursor?.state, byName.claude?.state, byName.claude?.tools], ["connected", "connected", 3]);
+    assert.ok(server.testHeaders.includes("claude"), "the mcp.json entry's headers are sent");
     assert.deepEqual(byName.sdk, { name: "sdk", transport: "http", state: "connected", tools: 3, prompts: 0, resources: 0 });
     for (const name of ["everything", "legacy"]) {
       const entry = byName[name]!;
