@@ -157,7 +157,8 @@ export class McpConnection {
     this.state = "restarting";
     this.logger.info("restarting MCP server");
     const remote = isRemoteServer(this.config);
-    const opening = (remote ? this.backoff.wait() : Promise.resolve()).then(() => this.open()).then(
+    // Nothing is opened once closed: a close() during the backoff would never see that session.
+    const opening = (remote ? this.backoff.wait() : Promise.resolve()).then(() => (this.isClosed() ? Promise.reject(new Error("the tool provider is closed")) : this.open())).then(
       (session) => {
         this.opening = undefined;
         this.backoff.succeeded();
