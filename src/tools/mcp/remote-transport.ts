@@ -87,7 +87,7 @@ export class RemoteTransport implements Transport {
         await this.current.send(message, options);
         return;
       }
-      if (isUnreachable(error)) this.drop(`server unreachable: ${causeText(error)}`);
+      if (isUnreachable(error)) this.drop(`${NOT_REACHED.has(causeText(error)) ? "server unreachable" : "connection lost"}: ${causeText(error)}`);
       throw error;
     }
   }
@@ -182,6 +182,9 @@ export class RemoteTransport implements Transport {
     this.onclose?.();
   }
 }
+
+/** Causes that mean the server was never reached (else the connection broke under the request). */
+const NOT_REACHED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** 4xx from the first Streamable HTTP request, except the auth answers (the OAuth flow handles those). */
 function isFallbackStatus(error: unknown): boolean {
