@@ -17,7 +17,7 @@ export function sessionMcpServers(servers: readonly McpServer[], cwd: string): R
     const name = uniqueName(server.name, specs);
     if ("type" in server && (server.type === "http" || server.type === "sse")) {
       if (!URL.canParse(server.url)) throw new RuntimeError("invalid_params", `mcpServers[${index}].url ${JSON.stringify(server.url)} is not a URL`, { details: { param: `mcpServers[${index}].url` } });
-      specs[name] = { transport: server.type, url: server.url, headers: Object.fromEntries(server.headers.map((header) => [header.name, header.value])), requires_approval: true, timeout_ms: TIMEOUT_MS };
+      specs[name] = { transport: server.type, url: server.url, headers: Object.fromEntries(server.headers.map((header) => [header.name, header.value])), requires_approval: true, timeout_ms: TIMEOUT_MS, oauth: null };
       return;
     }
     const stdio = server;

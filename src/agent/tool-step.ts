@@ -48,7 +48,7 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
     const checked = call.error !== undefined
       ? ({ ok: false, problem: call.error } as const)
       : descriptor === undefined
-        ? ({ ok: false, problem: `there is no tool named "${call.name}"; available: ${[...input.descriptors.keys()].join(", ") || "none"}` } as const)
+        ? ({ ok: false, problem: [`there is no tool named "${call.name}"; available: ${[...input.descriptors.keys()].join(", ") || "none"}`, ...(input.tools.missingToolNotes?.() ?? [])].join("; ") } as const)
         : checkToolArguments(descriptor, call.arguments);
     if (!checked.ok || descriptor === undefined) {
       // Salvageable: the model is told what was wrong and gets another step.

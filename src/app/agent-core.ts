@@ -12,6 +12,8 @@ import type { ChildRegistry } from "../shared/process/child-registry.js";
 import { createStore } from "../store/create-store.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
+import { McpAuthFiles } from "../store/mcp-auth-files.js";
+import { McpAuth } from "../tools/mcp/mcp-auth.js";
 import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
 import type { ModelMemory } from "./model-memory.js";
@@ -68,7 +70,9 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     ...(deps.memory ? { memory: deps.memory } : {}),
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
-  const tools = new McpToolProvider(config.mcp.servers, { logger, env });
+  // Remote servers' OAuth logins (made by `local-ai mcp login`): never a browser flow from here.
+  const auth = new McpAuth({ store: new McpAuthFiles(config.app.data_dir), logger });
+  const tools = new McpToolProvider(config.mcp.servers, { logger, env, auth });
   const store = createStore(config.app.data_dir, logger);
   const runner = new SessionRunner({
     config,
@@ -90,6 +94,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     sessionTools: (request) =>
       new CompositeToolProvider([
         { provider: tools, owned: false },
+        // An editor's own servers carry the editor's credentials (headers): no stored logins for them.
         { provider: new McpToolProvider(request.servers, { logger, env }), owned: true },
         ...request.providers.map((provider) => ({ provider, owned: true })),
       ]),

@@ -4,6 +4,7 @@ import type { CliDeps } from "./cli-deps.js";
 import { registerChatCommand } from "./commands/chat.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInitCommand } from "./commands/init.js";
+import { registerMcpCommand } from "./commands/mcp.js";
 import { registerPlanCommand } from "./commands/plan.js";
 import { registerModelsCommand } from "./commands/models.js";
 import { registerPsCommand } from "./commands/ps.js";
@@ -43,6 +44,7 @@ export function createProgram(deps: CliDeps): Command {
   registerPullCommand(program, deps);
   registerModelsCommand(program, deps);
   registerPsCommand(program, deps);
+  registerMcpCommand(program, deps);
   return program;
 }
 

@@ -73,6 +73,11 @@ export function valueAt(root: unknown, segments: readonly PropertyKey[]): unknow
 /** The keys an object at this path accepts (empty when it is not an object). */
 export function keysAt(root: unknown, segments: readonly PropertyKey[]): string[] {
   const node = schemaAt(root, segments);
+  if (node?._zod.def.type === "union") {
+    // Objects of either shape (an mcp.servers entry: stdio or remote): every key either takes.
+    const keys = (node._zod.def.options ?? []).map(unwrap).flatMap((option) => (option._zod.def.type === "object" ? Object.keys(option._zod.def.shape ?? {}) : []));
+    return [...new Set(keys)];
+  }
   return node?._zod.def.type === "object" ? Object.keys(node._zod.def.shape ?? {}) : [];
 }
 

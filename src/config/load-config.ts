@@ -7,6 +7,7 @@ import { substituteEnv } from "./env-substitute.js";
 import { resolveConfigPaths } from "./resolve-paths.js";
 import { closestMatch } from "../shared/closest-match.js";
 import { describeAccepted, keysAt, schemaAt, valueAt } from "./accepted-values.js";
+import { expandServerIssues } from "./server-union-issues.js";
 import { configSchema, type Config } from "./schema.js";
 import { lineOfPath } from "./yaml-locator.js";
 import { readConfigFile, type ConfigFile, type ConfigState, type LocateOptions } from "./read-config-file.js";
@@ -58,7 +59,8 @@ export function parseConfigText(
   }
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter));
+    const issues = expandServerIssues(parsed.error.issues, (at) => at.length === 3 && at[0] === "mcp" && at[1] === "servers", (at) => valueAt(raw, at));
+    const problems = issues.flatMap((issue) => toProblems(issue, raw, doc, lineCounter));
     // In file order, so the user can fix them top to bottom.
     problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
     return { ok: false, problems };

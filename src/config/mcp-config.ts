@@ -5,17 +5,20 @@ import { z } from "zod";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { describeValue, formatProblem, type ConfigProblem } from "./config-problem.js";
 import { substituteEnv } from "./env-substitute.js";
-import { mcpServerSchema, type Config, type McpServerConfig } from "./schema.js";
+import { isRemoteServer } from "./mcp-server-kind.js";
+import { mcpRemoteServerSchema, mcpServerSchema, REMOTE_TYPE_NAMES, type Config, type McpServerEntry } from "./schema.js";
+import { expandServerIssues } from "./server-union-issues.js";
 import { lineOfPath } from "./yaml-locator.js";
 
 /**
  * `--mcp-config F`: MCP servers from a separate YAML or JSON file (docs/tools.md). Accepted:
  * - ours, strict like config.yaml: `{servers: {...}}` or `{mcp: {servers: {...}}}` (a whole
  *   config.yaml works too: its other sections are ignored here);
- * - the common `{"mcpServers": {"name": {"command", "args", "env"}}}` shape that other MCP hosts
- *   use: unknown per-server keys (`type: "stdio"`, `autoApprove`...) are ignored, `disabled: true`
- *   skips the server, and a server that is not stdio (`url`, `type: "http"`) is skipped with a
- *   reason, since only stdio servers are supported.
+ * - the common `{"mcpServers": {"name": {...}}}` shape that other MCP hosts use (Claude Desktop,
+ *   Cursor, LM Studio): `{"command", "args", "env"}` for a stdio server, `{"url", "headers"}` (with
+ *   `type` `http`/`streamable-http`/`sse`; `serverUrl` read as `url`) for a remote one. Unknown
+ *   per-server keys (`autoApprove`...) are ignored, `disabled: true` skips the server, and a
+ *   transport we do not speak (`type: "ws"`) is skipped with a reason.
  * `${NAME}` is substituted as in config.yaml; a relative `cwd` (default: the file's folder)
  * resolves against the file's folder.
  */
@@ -26,14 +29,17 @@ export interface SkippedServer {
 }
 
 export type McpConfigResult =
-  | { ok: true; path: string; servers: Record<string, McpServerConfig>; skipped: SkippedServer[] }
+  | { ok: true; path: string; servers: Record<string, McpServerEntry>; skipped: SkippedServer[] }
   | { ok: false; path: string; problems: ConfigProblem[] };
 
-type Parsed = { ok: true; servers: Record<string, McpServerConfig>; skipped: SkippedServer[] } | { ok: false; problems: ConfigProblem[] };
+type Parsed = { ok: true; servers: Record<string, McpServerEntry>; skipped: SkippedServer[] } | { ok: false; problems: ConfigProblem[] };
 
 const MAIN_SECTIONS = new Set(["app", "stdio", "llama", "agents", "http"]);
-const SERVER_KEYS = Object.keys(mcpServerSchema.shape);
-const serversSchema = z.record(z.string().min(1), mcpServerSchema);
+const STDIO_KEYS = Object.keys(mcpServerSchema.shape);
+const REMOTE_KEYS = Object.keys(mcpRemoteServerSchema.in.shape);
+const SERVER_KEYS = [...new Set([...STDIO_KEYS, ...REMOTE_KEYS])];
+const entrySchema = z.union([mcpServerSchema, mcpRemoteServerSchema]);
+const serversSchema = z.record(z.string().min(1), entrySchema);
 
 export async function loadMcpConfig(file: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<McpConfigResult> {
   const absolute = path.resolve(file);
@@ -68,9 +74,15 @@ export function parseMcpConfigText(text: string, env: Readonly<Record<string, st
     return { ok: false, problems: result.problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER)) };
   }
   const servers = Object.fromEntries(
-    Object.entries(result.servers).map(([name, server]) => [name, { ...server, cwd: path.resolve(baseDir, server.cwd ?? ".") }]),
+    Object.entries(result.servers).map(([name, server]) => [name, resolveServerPaths(server, baseDir)]),
   );
   return { ok: true, servers, skipped: result.skipped };
+}
+
+function resolveServerPaths(server: McpServerEntry, baseDir: string): McpServerEntry {
+  if (!isRemoteServer(server)) return { ...server, cwd: path.resolve(baseDir, server.cwd ?? ".") };
+  const secret = server.oauth?.client_secret_file;
+  return secret === undefined || secret === null ? server : { ...server, oauth: { ...server.oauth!, client_secret_file: path.resolve(baseDir, secret) } };
 }
 
 /** An unset `${VAR}` in a disabled server or an ignored key of another host must not fail the file. */
@@ -103,7 +115,7 @@ function readShape(raw: unknown, locate: Locate): Parsed {
 
 function readCommonShape(entries: unknown, locate: Locate): Parsed {
   if (!isObject(entries)) return { ok: false, problems: [{ path: "mcpServers", message: "expected an object of servers", ...lineOf(locate, ["mcpServers"]) }] };
-  const servers: Record<string, McpServerConfig> = {};
+  const servers: Record<string, McpServerEntry> = {};
   const skipped: SkippedServer[] = [];
   const problems: ConfigProblem[] = [];
   for (const [name, entry] of Object.entries(entries)) {
@@ -111,21 +123,30 @@ function readCommonShape(entries: unknown, locate: Locate): Parsed {
       skipped.push({ server: name, reason: "disabled" });
       continue;
     }
-    if (isObject(entry) && entry.command === undefined && (entry.url !== undefined || (entry.type !== undefined && entry.type !== "stdio"))) {
-      skipped.push({ server: name, reason: `not a stdio server (${entry.url === undefined ? `type ${String(entry.type)}` : "it has a url"}); only stdio servers are supported` });
+    const remote = isObject(entry) && isRemoteEntry(entry);
+    if (remote && entry.type !== undefined && !(REMOTE_TYPE_NAMES as unknown[]).includes(entry.type)) {
+      skipped.push({ server: name, reason: `transport ${JSON.stringify(entry.type)} is not supported (stdio, http and sse are)` });
       continue;
     }
-    // Other hosts' keys (type, autoApprove, alwaysAllow...) mean nothing here: keep only ours.
-    const picked = isObject(entry) ? Object.fromEntries(Object.entries(entry).filter(([key]) => SERVER_KEYS.includes(key))) : entry;
-    const parsed = mcpServerSchema.safeParse(picked);
+    // Other hosts' keys (autoApprove, alwaysAllow...) mean nothing here: keep only ours.
+    const keys = remote ? REMOTE_KEYS : STDIO_KEYS;
+    const source = remote && entry.url === undefined ? { ...entry, url: entry.serverUrl } : entry;
+    const picked = isObject(source) ? Object.fromEntries(Object.entries(source).filter(([key]) => keys.includes(key))) : entry;
+    const parsed = (remote ? mcpRemoteServerSchema : mcpServerSchema).safeParse(picked);
     if (parsed.success) servers[name] = parsed.data;
     else problems.push(...toProblems(parsed.error, ["mcpServers", name], picked, locate));
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, servers, skipped };
 }
 
+/** No command, and a `url` (Windsurf: `serverUrl`) or a `type` other than stdio. */
+function isRemoteEntry(entry: Record<string, unknown>): boolean {
+  return entry.command === undefined && (entry.url !== undefined || entry.serverUrl !== undefined || (entry.type !== undefined && entry.type !== "stdio"));
+}
+
 function toProblems(error: z.ZodError, prefix: readonly PropertyKey[], raw: unknown, locate: Locate): ConfigProblem[] {
-  return error.issues.flatMap((issue) => {
+  const isServer = (at: readonly PropertyKey[]): boolean => at.length === 2 && at[0] === "servers";
+  return expandServerIssues(error.issues, isServer, (at) => valueAt(raw, at)).flatMap((issue) => {
     const segments = [...prefix, ...issue.path];
     if (issue.code === "unrecognized_keys") return unknownKeys(segments, issue.keys, locate);
     const found = describeValue(valueAt(raw, issue.path));
@@ -169,7 +190,7 @@ function tryJson(text: string): unknown {
  * file's definition (in the config's position); new ones come after, in the file's order. Order
  * matters: it decides which server keeps a clashing tool name.
  */
-export function mergeMcpConfig(config: Config, servers: Record<string, McpServerConfig>): Config {
+export function mergeMcpConfig(config: Config, servers: Record<string, McpServerEntry>): Config {
   return { ...config, mcp: { ...config.mcp, servers: { ...config.mcp.servers, ...servers } } };
 }
 

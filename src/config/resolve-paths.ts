@@ -1,4 +1,5 @@
 import path from "node:path";
+import { isRemoteServer } from "./mcp-server-kind.js";
 import { isModelReference } from "./model-reference.js";
 import type { Config } from "./schema.js";
 
@@ -41,7 +42,9 @@ export function resolveConfigPaths(config: Config, baseDir: string): Config {
       servers: Object.fromEntries(
         Object.entries(config.mcp.servers).map(([name, server]) => [
           name,
-          { ...server, cwd: resolve(server.cwd ?? ".") },
+          isRemoteServer(server)
+            ? { ...server, oauth: server.oauth?.client_secret_file == null ? server.oauth : { ...server.oauth, client_secret_file: resolve(server.oauth.client_secret_file) } }
+            : { ...server, cwd: resolve(server.cwd ?? ".") },
         ]),
       ),
     },

@@ -137,8 +137,38 @@ export const mcpServerSchema = z.strictObject({
   timeout_ms: positiveInt.default(60_000),
 });
 
+/** `type` as other MCP hosts spell the transport of a remote server (Claude Desktop, Cursor, LM Studio, VS Code, Cline). */
+const REMOTE_TYPES = { http: "http", "streamable-http": "http", streamableHttp: "http", streamable_http: "http", sse: "sse" } as const;
+export const REMOTE_TYPE_NAMES = Object.keys(REMOTE_TYPES) as Array<keyof typeof REMOTE_TYPES>;
+
+/**
+ * A server reached over HTTP (docs/tools.md): `http` is MCP Streamable HTTP (the default; an old
+ * server that answers it with 4xx is tried with the legacy HTTP+SSE transport), `sse` HTTP+SSE
+ * only. `type` is read as `transport`. Header values take `${ENV}` like the rest of the file.
+ */
+export const mcpRemoteServerSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+    transport: z.enum(["http", "sse"]).optional(),
+    type: z.enum(REMOTE_TYPE_NAMES).optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    requires_approval: z.union([z.boolean(), z.array(z.string().min(1))]).default([]),
+    timeout_ms: positiveInt.default(60_000),
+    /** A client registered by hand with the authorization server (else it is registered dynamically). */
+    oauth: z
+      .strictObject({
+        client_id: z.string().min(1),
+        /** A file holding the client secret (first line), for a confidential client. */
+        client_secret_file: z.string().min(1).nullable().default(null),
+        scopes: z.array(z.string().min(1)).default([]),
+      })
+      .nullable()
+      .default(null),
+  })
+  .transform(({ transport, type, ...server }) => ({ ...server, transport: transport ?? (type === undefined ? "http" : REMOTE_TYPES[type]) }));
+
 export const mcpSchema = z.strictObject({
-  servers: z.record(z.string().min(1), mcpServerSchema).default({}),
+  servers: z.record(z.string().min(1), z.union([mcpServerSchema, mcpRemoteServerSchema])).default({}),
 });
 
 /** A key's name: what logs and metrics show (never the token), so a bounded, label-safe set of characters. */
@@ -275,6 +305,12 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type RestartConfig = z.output<typeof restartSchema>;
 export type AgentConfig = z.output<typeof agentSchema>;
+/** A server spawned over stdio. */
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type HttpKeyConfig = z.output<typeof httpKeySchema>;
+/** A server reached over HTTP (Streamable HTTP or legacy SSE). */
+export type McpRemoteServerConfig = z.output<typeof mcpRemoteServerSchema>;
+export type McpOAuthConfig = NonNullable<McpRemoteServerConfig["oauth"]>;
+/** One entry of mcp.servers. */
+export type McpServerEntry = McpServerConfig | McpRemoteServerConfig;
 export { LOG_LEVELS, type LogLevel };

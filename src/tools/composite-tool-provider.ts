@@ -50,6 +50,10 @@ export class CompositeToolProvider implements ToolProvider {
     return route.part.refusal(route.inner, args);
   }
 
+  missingToolNotes(): string[] {
+    return this.parts.flatMap((part) => part.provider.missingToolNotes?.() ?? []);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled(this.parts.filter((part) => part.owned).map((part) => part.provider.close()));

@@ -40,6 +40,11 @@ export interface ToolProvider {
    * checks again (things may change while the user decides).
    */
   refusal?(name: string, args: Record<string, unknown>): Promise<string | null>;
+  /**
+   * Why tools the model may expect are missing (a remote server that needs `local-ai mcp login`),
+   * one sentence each: told to the model when it calls a tool that is not there.
+   */
+  missingToolNotes?(): string[];
   close(): Promise<void>;
 }
 

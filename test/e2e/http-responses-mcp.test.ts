@@ -8,19 +8,19 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { configYaml, openaiModel } from "../helpers/config-yaml.js";
 import { freePort, startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
-import { startMcpHttpServer, type McpHttpServer } from "../helpers/mcp-http-server.js";
+import { startDiceMcpServer, type DiceMcpServer } from "../helpers/mcp-dice-server.js";
 import { startAgentUpstream, toolResultSent, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
 import { assertEventShape, assertResponseShape, loadResponsesTypes } from "../helpers/responses-types.js";
 
 let enabled: HttpServer;
 let disabled: HttpServer;
 let upstream: AgentUpstream;
-let mcp: McpHttpServer;
+let mcp: DiceMcpServer;
 const types = loadResponsesTypes();
 const clientOf = (server: HttpServer): OpenAI => new OpenAI({ baseURL: `${server.base}/v1`, apiKey: "x", maxRetries: 0, timeout: 60_000 });
 
 before(async () => {
-  [upstream, mcp] = await Promise.all([startAgentUpstream(), startMcpHttpServer()]);
+  [upstream, mcp] = await Promise.all([startAgentUpstream(), startDiceMcpServer()]);
   const config = (allow: boolean): string =>
     configYaml({ llama: { models: { default: openaiModel(upstream.baseUrl, "test-model") } }, agents: { assistant: { temperature: 0 } }, http: { allow_request_mcp: allow } });
   [enabled, disabled] = await Promise.all([startHttpServer(config(true)), startHttpServer(config(false))]);

@@ -81,7 +81,7 @@ export class CliProcess {
     trackChild(this.child);
     this.exited = new Promise((resolve) =>
       this.child.on("exit", (code, signal) => {
-        if (this.tap !== null && (this.tap.protocol === "cli.doctor" || this.tap.protocol === "cli.plan") && this.stdout !== "") this.tap.document(this.stdout);
+        if (this.tap !== null && this.tap.protocol.startsWith("cli.") && this.stdout !== "") this.tap.document(this.stdout);
         resolve({ code, signal });
       }),
     );
@@ -168,7 +168,7 @@ export class CliProcess {
     this.partial = parts.pop() ?? "";
     for (const line of parts) {
       this.rawLines.push(line);
-      if (this.tap !== null && this.tap.protocol !== "cli.doctor" && this.tap.protocol !== "cli.plan") this.tap.received(line);
+      if (this.tap !== null && !this.tap.protocol.startsWith("cli.")) this.tap.received(line);
       try {
         this.messages.push(JSON.parse(line) as WireMessage);
       } catch {

@@ -79,7 +79,7 @@ export class WireTap {
 
   /** One line the server wrote. */
   received(line: string): void {
-    if (this.protocol === "cli.doctor" || this.protocol === "cli.plan") throw new Error("use document() for a whole --json output");
+    if (this.protocol.startsWith("cli.")) throw new Error("use document() for a whole --json output");
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -125,5 +125,6 @@ export function wireProtocolOf(args: readonly string[]): WireProtocol | null {
   }
   if (args[0] === "doctor" && json) return "cli.doctor";
   if (args[0] === "plan" && json) return "cli.plan";
+  if (args[0] === "mcp" && args[1] === "list" && json) return "cli.mcp_list";
   return null;
 }

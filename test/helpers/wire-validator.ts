@@ -12,9 +12,9 @@ export interface WireRecord {
   source: string;
 }
 
-export type WireProtocol = "v1" | "jsonrpc" | "pod" | "cli.doctor" | "cli.plan";
+export type WireProtocol = "v1" | "jsonrpc" | "pod" | "cli.doctor" | "cli.plan" | "cli.mcp_list";
 
-const DOCUMENT: Record<WireProtocol, string> = { v1: "v1", jsonrpc: "jsonrpc", pod: "pod", "cli.doctor": "cli", "cli.plan": "cli" };
+const DOCUMENT: Record<WireProtocol, string> = { v1: "v1", jsonrpc: "jsonrpc", pod: "pod", "cli.doctor": "cli", "cli.plan": "cli", "cli.mcp_list": "cli" };
 
 /**
  * Keys that hold data we do not name (a tool's arguments, stored conversation items) are exempt
@@ -89,6 +89,8 @@ function definitionFor(record: WireRecord, message: unknown, method: string | un
       return pick("cli.doctor", undefined, "", "doctor");
     case "cli.plan":
       return pick("cli.plan", undefined, "", "plan");
+    case "cli.mcp_list":
+      return pick("cli.mcp_list", undefined, "", "mcp_list");
   }
 }
 

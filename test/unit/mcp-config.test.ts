@@ -5,6 +5,8 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { parseConfigText } from "../../src/config/load-config.js";
 import { loadMcpConfig, mcpConfigError, mergeMcpConfig, parseMcpConfigText } from "../../src/config/mcp-config.js";
+import { isRemoteServer } from "../../src/config/mcp-server-kind.js";
+import type { McpRemoteServerConfig, McpServerConfig, McpServerEntry } from "../../src/config/schema.js";
 
 const BASE = "/srv/app";
 
@@ -12,6 +14,16 @@ function ok(text: string, env: Record<string, string> = {}) {
   const result = parseMcpConfigText(text, env, BASE);
   assert.ok(result.ok, `expected ok, got ${JSON.stringify(result)}`);
   return result;
+}
+
+function stdio(entry: McpServerEntry | undefined): McpServerConfig {
+  assert.ok(entry !== undefined && !isRemoteServer(entry), `expected a stdio server, got ${JSON.stringify(entry)}`);
+  return entry;
+}
+
+function remote(entry: McpServerEntry | undefined): McpRemoteServerConfig {
+  assert.ok(entry !== undefined && isRemoteServer(entry), `expected a remote server, got ${JSON.stringify(entry)}`);
+  return entry;
 }
 
 function problems(text: string, env: Record<string, string> = {}) {
@@ -34,7 +46,7 @@ describe("parseMcpConfigText: our shape", () => {
       requires_approval: ["write_file"],
       timeout_ms: 60_000,
     });
-    assert.equal(result.servers.other?.cwd, "/srv/app");
+    assert.equal(stdio(result.servers.other).cwd, "/srv/app");
     assert.deepEqual(Object.keys(result.servers), ["files", "other"]);
   });
 
@@ -67,15 +79,18 @@ describe("parseMcpConfigText: the common mcpServers JSON shape", () => {
     mcpServers: {
       files: { type: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."], env: { TOKEN: "${TOKEN}" }, autoApprove: ["x"] },
       off: { command: "node", disabled: true, env: { K: "${NOT_SET}" } },
-      remote: { type: "http", url: "https://example.com/mcp" },
-      sse: { url: "https://example.com/sse" },
+      remote: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${TOKEN}" }, alwaysAllow: ["x"] },
+      sse: { type: "sse", url: "https://example.com/sse" },
+      cursor: { url: "https://example.com/cursor" },
+      windsurf: { serverUrl: "https://example.com/windsurf", type: "streamable-http" },
+      socket: { type: "ws", url: "wss://example.com/ws" },
     },
     globalShortcut: "Ctrl+Space",
   });
 
-  it("keeps stdio servers, ignores unknown keys, skips disabled and non-stdio servers", () => {
+  it("keeps stdio and remote servers, ignores unknown keys, skips disabled servers and transports we do not speak", () => {
     const result = ok(json, { TOKEN: "t0k" });
-    assert.deepEqual(Object.keys(result.servers), ["files"]);
+    assert.deepEqual(Object.keys(result.servers), ["files", "remote", "sse", "cursor", "windsurf"]);
     assert.deepEqual(result.servers.files, {
       command: "npx",
       args: ["-y", "@modelcontextprotocol/server-filesystem", "."],
@@ -84,17 +99,35 @@ describe("parseMcpConfigText: the common mcpServers JSON shape", () => {
       requires_approval: [],
       timeout_ms: 60_000,
     });
+    assert.deepEqual(result.servers.remote, {
+      url: "https://example.com/mcp",
+      transport: "http",
+      headers: { Authorization: "Bearer t0k" },
+      requires_approval: [],
+      timeout_ms: 60_000,
+      oauth: null,
+    });
+    assert.equal(remote(result.servers.sse).transport, "sse");
+    // No type: Streamable HTTP (with the SSE fallback), as Cursor and LM Studio mean it.
+    assert.equal(remote(result.servers.cursor).transport, "http");
+    assert.equal(remote(result.servers.windsurf).url, "https://example.com/windsurf");
     assert.deepEqual(
-      result.skipped.map((s) => s.server),
-      ["off", "remote", "sse"],
+      result.skipped.map((s) => [s.server, s.reason]),
+      [
+        ["off", "disabled"],
+        ["socket", 'transport "ws" is not supported (stdio, http and sse are)'],
+      ],
     );
-    assert.equal(result.skipped[0]!.reason, "disabled");
-    assert.match(result.skipped[1]!.reason, /not a stdio server/);
+  });
+
+  it("reports a remote server's bad url and headers at their key paths", () => {
+    const found = problems('{"mcpServers": {"r": {"url": "ftp://x/mcp", "headers": {"A": 1}}}}');
+    assert.deepEqual(found.map((p) => p.path), ["mcpServers.r.url", "mcpServers.r.headers.A"]);
   });
 
   it("reports an unset variable of an enabled server with its key path", () => {
     const found = problems(json);
-    assert.deepEqual(found.map((p) => p.path), ["mcpServers.files.env.TOKEN"]);
+    assert.deepEqual(found.map((p) => p.path), ["mcpServers.files.env.TOKEN", "mcpServers.remote.headers.Authorization"]);
     assert.match(found[0]!.message, /TOKEN is not set/);
   });
 
@@ -108,7 +141,7 @@ describe("parseMcpConfigText: the common mcpServers JSON shape", () => {
 
   it("reads JSON indented with tabs (not valid YAML)", () => {
     const result = ok('{\n\t"mcpServers": {\n\t\t"a": {\n\t\t\t"command": "x"\n\t\t}\n\t}\n}\n');
-    assert.equal(result.servers.a?.command, "x");
+    assert.equal(stdio(result.servers.a).command, "x");
   });
 });
 
@@ -134,7 +167,7 @@ describe("loadMcpConfig", () => {
     const result = await loadMcpConfig(file, {});
     assert.ok(result.ok);
     assert.equal(result.path, file);
-    assert.equal(result.servers.a?.cwd, path.join(dir, "sub"));
+    assert.equal(stdio(result.servers.a).cwd, path.join(dir, "sub"));
   });
 
   it("reports a missing file as a problem, and mcpConfigError lists the problems", async () => {
@@ -154,7 +187,28 @@ describe("mergeMcpConfig", () => {
     const extra = ok("servers:\n  c:\n    command: three\n  a:\n    command: replaced\n").servers;
     const merged = mergeMcpConfig(parsed.config, extra);
     assert.deepEqual(Object.keys(merged.mcp.servers), ["a", "b", "c"]);
-    assert.equal(merged.mcp.servers.a?.command, "replaced");
-    assert.equal(parsed.config.mcp.servers.a?.command, "one", "the input config is not mutated");
+    assert.equal(stdio(merged.mcp.servers.a).command, "replaced");
+    assert.equal(stdio(parsed.config.mcp.servers.a).command, "one", "the input config is not mutated");
+  });
+});
+
+describe("mcp.servers in config.yaml: remote servers", () => {
+  it("takes url with transport or type, headers with ${ENV}, timeout_ms and oauth (its secret file resolved)", () => {
+    const parsed = parseConfigText(
+      "mcp:\n  servers:\n    gh:\n      url: https://api.example.com/mcp\n      headers:\n        Authorization: Bearer ${GH_TOKEN}\n      timeout_ms: 5000\n    old:\n      url: http://127.0.0.1:3001/sse\n      type: sse\n    auth:\n      url: https://mcp.example.com/\n      transport: http\n      oauth:\n        client_id: abc\n        client_secret_file: ./secret.txt\n",
+      { GH_TOKEN: "ghp_x" },
+      BASE,
+    );
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    assert.deepEqual(parsed.config.mcp.servers.gh, { url: "https://api.example.com/mcp", transport: "http", headers: { Authorization: "Bearer ghp_x" }, requires_approval: [], timeout_ms: 5000, oauth: null });
+    assert.equal(remote(parsed.config.mcp.servers.old).transport, "sse");
+    assert.deepEqual(remote(parsed.config.mcp.servers.auth).oauth, { client_id: "abc", client_secret_file: "/srv/app/secret.txt", scopes: [] });
+  });
+
+  it("reports a remote entry's problems at their key paths, not as one invalid union", () => {
+    const parsed = parseConfigText("mcp:\n  servers:\n    r:\n      url: not a url\n      transport: websocket\n      headrs: {}\n", {}, BASE);
+    assert.ok(!parsed.ok);
+    assert.deepEqual(parsed.problems.map((p) => p.path), ["mcp.servers.r.url", "mcp.servers.r.transport", "mcp.servers.r.headrs"]);
+    assert.match(parsed.problems[2]!.message, /did you mean "headers"/);
   });
 });

@@ -2,7 +2,11 @@ import type { Logger } from "pino";
 import type { Config } from "../../config/schema.js";
 import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import { describeToolShare, measureToolSchemas, toolShareFix, type ToolSchemaShare } from "../../engine/plan/tool-schema-budget.js";
+import { isRemoteServer } from "../../config/mcp-server-kind.js";
+import { McpAuthFiles } from "../../store/mcp-auth-files.js";
 import { listConfiguredTools } from "../../tools/mcp/configured-tools.js";
+import { loginCommand } from "../../tools/mcp/login-required.js";
+import { McpAuth } from "../../tools/mcp/mcp-auth.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
 
@@ -28,12 +32,22 @@ export async function checkToolSchemas(config: Config, options: ToolSchemasCheck
     logger: options.logger,
     env: { ...options.env },
     startTimeoutMs: options.startTimeoutMs,
+    auth: new McpAuth({ store: new McpAuthFiles(config.app.data_dir), logger: options.logger }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const servers = listed.servers.map((server): CheckResult => {
     const id = `mcp.${server.server}`;
     const title = `MCP server ${server.server}`;
-    if (server.state === "ready") return ok(id, title, `started and listed ${server.tools} tool${server.tools === 1 ? "" : "s"}`, { tools: server.tools });
+    const entry = config.mcp.servers[server.server];
+    const remote = entry !== undefined && isRemoteServer(entry);
+    const tools = `${server.tools} tool${server.tools === 1 ? "" : "s"}`;
+    if (server.state === "ready") return ok(id, title, remote ? `reachable at ${entry.url}; listed ${tools}` : `started and listed ${tools}`, { tools: server.tools, ...(remote ? { url: entry.url } : {}) });
+    if (remote && server.needsLogin === true) {
+      return warn(id, title, `needs a login; its tools are not offered and not counted below`, `run \`${loginCommand(server.server)}\``, { state: "needs_login", url: entry.url });
+    }
+    if (remote) {
+      return warn(id, title, `not reachable (${firstLine(server.error ?? server.state)}); its tools are not offered and not counted below`, `check mcp.servers.${server.server}.url and headers, and that the server runs`, { state: server.state, url: entry.url, ...(server.error === undefined ? {} : { error: server.error }) });
+    }
     return warn(
       id,
       title,

@@ -83,6 +83,8 @@ function toServer(tool: McpTool, param: string): RequestMcpServer {
       headers: { ...(tool.headers ?? {}), ...(tool.authorization === undefined ? {} : { Authorization: `Bearer ${tool.authorization}` }) },
       // Decided per tool by requiresApproval, once the server has listed them.
       requires_approval: false,
+      // A request's server never uses the logins `local-ai mcp login` stored: the client sends its own token.
+      oauth: null,
       timeout_ms: CALL_TIMEOUT_MS,
     },
     allowed,

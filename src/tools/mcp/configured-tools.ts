@@ -1,5 +1,6 @@
 import type { Config } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
+import type { McpAuth } from "./mcp-auth.js";
 import { McpToolProvider, type McpServerStatus } from "./mcp-tool-provider.js";
 
 /** A tool as the model is offered it (the shape of the engine's ToolSpec). */
@@ -31,9 +32,9 @@ export interface ConfiguredTools {
  */
 export async function listConfiguredTools(
   config: Config,
-  deps: { logger: Logger; env?: Record<string, string | undefined>; signal?: AbortSignal; startTimeoutMs: number; agents?: readonly string[] },
+  deps: { logger: Logger; env?: Record<string, string | undefined>; signal?: AbortSignal; startTimeoutMs: number; agents?: readonly string[]; auth?: McpAuth },
 ): Promise<ConfiguredTools> {
-  const provider = new McpToolProvider(config.mcp.servers, { logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), startTimeoutMs: deps.startTimeoutMs });
+  const provider = new McpToolProvider(config.mcp.servers, { logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), startTimeoutMs: deps.startTimeoutMs, ...(deps.auth ? { auth: deps.auth } : {}) });
   try {
     await provider.start(deps.signal);
     const agents = Object.entries(config.agents)

@@ -4,8 +4,11 @@ import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
 import type { ToolCallResult } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";
-import type { McpServerSpec } from "./mcp-server-spec.js";
+import type { McpAuth } from "./mcp-auth.js";
+import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpSession } from "./mcp-session.js";
+import { ReconnectBackoff } from "./reconnect-backoff.js";
+import { droppedMessage } from "./remote-drop.js";
 
 export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
 
@@ -15,6 +18,8 @@ export interface McpConnectionDeps {
   maxOutputBytes: number;
   /** Bound on starting the server and listing its tools (not on calls: those use timeout_ms). */
   startTimeoutMs: number;
+  /** OAuth for remote servers (absent: none is attempted). */
+  auth?: McpAuth;
 }
 
 /**
@@ -35,6 +40,8 @@ export class McpConnection {
   private crashUnreported = false;
   private readonly sessions = new Set<McpSession>();
   private readonly logger: Logger;
+  /** Spaces reconnects to a remote server that keeps failing (a child restarts only when called). */
+  private readonly backoff = new ReconnectBackoff();
 
   constructor(
     readonly server: string,
@@ -126,7 +133,8 @@ export class McpConnection {
   private async ready(signal: AbortSignal | undefined): Promise<McpSession> {
     if (this.state === "closed") throw new Error("the tool provider is closed");
     if (this.state === "ready" && this.session !== undefined) return this.session;
-    if (this.state === "crashed" && this.crashUnreported) {
+    // A remote server's drop is reported by the call that saw it; the next call just reconnects.
+    if (this.state === "crashed" && this.crashUnreported && !isRemoteServer(this.config)) {
       this.crashUnreported = false;
       this.restartIfDown();
       throw new CrashReport(this.lastError ?? `server "${this.server}" exited`);
@@ -148,9 +156,12 @@ export class McpConnection {
     if (this.opening !== undefined) return this.opening;
     this.state = "restarting";
     this.logger.info("restarting MCP server");
-    const opening = this.open().then(
+    const remote = isRemoteServer(this.config);
+    // Nothing is opened once closed: a close() during the backoff would never see that session.
+    const opening = (remote ? this.backoff.wait() : Promise.resolve()).then(() => (this.isClosed() ? Promise.reject(new Error("the tool provider is closed")) : this.open())).then(
       (session) => {
         this.opening = undefined;
+        this.backoff.succeeded();
         if (this.isClosed()) throw new Error("the tool provider is closed");
         this.session = session;
         this.state = "ready";
@@ -159,6 +170,7 @@ export class McpConnection {
       },
       (error: unknown) => {
         this.opening = undefined;
+        if (remote) this.backoff.failed();
         if (!this.isClosed()) {
           this.state = "failed";
           this.lastError = errorText(error);
@@ -184,6 +196,7 @@ export class McpConnection {
         logger: this.logger,
         startTimeoutMs: this.deps.startTimeoutMs,
         onClose: (session) => this.onClosed(session),
+        authProvider: isRemoteServer(this.config) ? this.deps.auth?.providerFor(this.server, this.config) : undefined,
       },
       (session) => this.sessions.add(session),
     );
@@ -194,7 +207,9 @@ export class McpConnection {
     this.session = undefined;
     this.state = "crashed";
     this.crashUnreported = true;
-    this.lastError = withStderr(`server "${this.server}" exited unexpectedly (pid ${session.pid ?? "unknown"}); it is restarted for the next call`, session);
+    this.lastError = isRemoteServer(this.config)
+      ? droppedMessage(this.server, session.transport)
+      : withStderr(`server "${this.server}" exited unexpectedly (pid ${session.pid ?? "unknown"}); it is restarted for the next call`, session);
     this.logger.warn({ pid: session.pid }, "MCP server exited unexpectedly");
     // The process is gone, but the SDK transport still holds its pipes.
     this.sessions.delete(session);

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -36,6 +37,8 @@ export interface OpenSessionOptions {
   startTimeoutMs: number;
   /** Called when the connection ends for any reason (the SDK's onclose). */
   onClose: (session: McpSession) => void;
+  /** OAuth for a remote server (McpAuth); none for stdio or a server with its own Authorization header. */
+  authProvider?: OAuthClientProvider | undefined;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   const { server, config, logger } = options;
   // The MCP SDK (~150 ms of imports) loads with the first server started, never at process start.
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { transport, stderr } = isRemoteServer(config) ? { transport: await remoteTransport(config), stderr: null } : await stdioTransport(config, options.env, logger);
+  const { transport, stderr } = isRemoteServer(config) ? { transport: await remoteTransport(config, options), stderr: null } : await stdioTransport(config, options.env, logger);
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   const session: McpSession = { client, transport, stderr, pid: null, closed: false, disposed: false };
   // Registered before spawning, so a close() racing with the handshake still ends this child.
@@ -64,7 +67,10 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   } catch (error) {
     session.pid = pidOf(transport);
     await closeSession(session, logger);
-    throw new Error(withStderr(`server "${server}" failed to start: ${errorText(error)}`, session));
+    const { isLoginRequired } = await import("./login-required.js");
+    // The login message stands alone: it says what to do.
+    if (isLoginRequired(error)) throw error;
+    throw new Error(withStderr(`server "${server}" failed to start: ${errorText(error)}`, session), { cause: error });
   }
 }
 
@@ -84,14 +90,9 @@ async function stdioTransport(config: McpServerConfig, env: Readonly<Record<stri
   return { transport, stderr: new StderrTail(stderrStream as Readable, logger) };
 }
 
-async function remoteTransport(config: McpRemoteServerConfig): Promise<Transport> {
-  const requestInit = { headers: config.headers };
-  if (config.transport === "sse") {
-    const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
-    return new SSEClientTransport(new URL(config.url), { requestInit });
-  }
-  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-  return new StreamableHTTPClientTransport(new URL(config.url), { requestInit });
+async function remoteTransport(config: McpRemoteServerConfig, options: OpenSessionOptions): Promise<Transport> {
+  const { RemoteTransport } = await import("./remote-transport.js");
+  return new RemoteTransport({ config, logger: options.logger, timeoutMs: options.startTimeoutMs, ...(options.authProvider ? { authProvider: options.authProvider } : {}) });
 }
 
 /** The child's pid for a stdio transport; remote transports have none. */

@@ -6,6 +6,8 @@ import { matchTools } from "../tool-glob.js";
 import { assignToolNames } from "../tool-names.js";
 import { errorResult, unknownToolResult } from "../tool-results.js";
 import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import { LoginRequiredError } from "./login-required.js";
+import type { McpAuth } from "./mcp-auth.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
 
@@ -22,6 +24,8 @@ export interface McpToolProviderDeps {
    * 60 s, the SDK's own default, since `npx -y` may download the server first).
    */
   startTimeoutMs?: number;
+  /** OAuth for remote servers (tokens in data_dir); without it a server that answers 401 fails. */
+  auth?: McpAuth;
 }
 
 export interface McpServerStatus {
@@ -33,6 +37,8 @@ export interface McpServerStatus {
   tools: number;
   /** Why it failed to start, crashed or failed to restart. */
   error?: string;
+  /** A remote server that wants `local-ai mcp login <server>` first. */
+  needsLogin?: boolean;
 }
 
 interface Entry {
@@ -52,9 +58,11 @@ export class McpToolProvider implements ToolProvider {
   private starting: Promise<void> | undefined;
   private closed = false;
   private readonly logger: Logger;
+  private readonly auth: McpAuth | undefined;
 
   constructor(servers: Record<string, McpServerSpec>, deps: McpToolProviderDeps) {
     this.logger = deps.logger.child({ component: "mcp" });
+    this.auth = deps.auth;
     const env = deps.env ?? process.env;
     const maxOutputBytes = deps.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.connections = Object.entries(servers).map(
@@ -64,6 +72,7 @@ export class McpToolProvider implements ToolProvider {
           env,
           maxOutputBytes,
           startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
+          ...(deps.auth === undefined ? {} : { auth: deps.auth }),
         }),
     );
   }
@@ -85,6 +94,7 @@ export class McpToolProvider implements ToolProvider {
       pid: connection.pid,
       tools: this.ordered.filter((tool) => tool.server === connection.server).length,
       ...(connection.lastError === undefined ? {} : { error: connection.lastError }),
+      ...(this.auth?.needsLogin(connection.server) === true ? { needsLogin: true } : {}),
     }));
   }
 
@@ -96,11 +106,23 @@ export class McpToolProvider implements ToolProvider {
       return { status: "cancelled", content: "the tool call was cancelled", retryable: false };
     }
     const entry = this.entries.get(name);
-    if (entry === undefined) return unknownToolResult(name, [...this.entries.keys()]);
+    if (entry === undefined) return this.unknownTool(name);
     const started = Date.now();
     const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
+  }
+
+  /** Servers left out because they want a login: the model is told how the user logs in. */
+  missingToolNotes(): string[] {
+    return this.connections.filter((connection) => this.auth?.needsLogin(connection.server) === true).map((connection) => new LoginRequiredError(connection.server).message);
+  }
+
+  /** A tool may be unknown because its server wants a login: then the result says how to log in. */
+  private unknownTool(name: string): ToolCallResult {
+    const result = unknownToolResult(name, [...this.entries.keys()]);
+    const notes = this.missingToolNotes();
+    return notes.length === 0 ? result : errorResult([result.content, ...notes].join("; "), false);
   }
 
   async close(): Promise<void> {
