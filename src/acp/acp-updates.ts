@@ -59,6 +59,10 @@ export class AcpTurnUpdates {
       // A wait for the model's memory has no ACP update of its own (the editor shows the turn as running).
       case "model_load":
         return [];
+      // The editor is not told which tools the model has (ACP has no update for that); only
+      // prompts are commands (available_commands_update).
+      case "tools_changed":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);

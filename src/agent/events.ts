@@ -31,7 +31,12 @@ export type AgentEvent =
   | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason }
   /** The turn waits for its model: queued for memory (`unloading`: idle models being unloaded for it), loading, loaded. */
-  | { event: "model_load"; step: number; model: string; state: "queued" | "loading" | "loaded"; progress?: number; unloading?: string[] };
+  | { event: "model_load"; step: number; model: string; state: "queued" | "loading" | "loaded"; progress?: number; unloading?: string[] }
+  /**
+   * An MCP server changed its tools (`notifications/tools/list_changed`): `tools` are the names
+   * the model is offered from it from `step` on (the agent's patterns applied; empty: none left).
+   */
+  | { event: "tools_changed"; step: number; server: string; tools: string[] };
 
 export type EmitEvent = (event: AgentEvent) => void;
 

@@ -84,6 +84,7 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
     engine,
     tools,
     descriptors,
+    toolPatterns: agent.tools,
     context,
     turn,
     ...sampling,

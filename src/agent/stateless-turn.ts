@@ -81,6 +81,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     engine,
     tools: deps.tools,
     descriptors,
+    toolPatterns: agent.tools,
     context,
     turn,
     ...sampling,

@@ -50,6 +50,10 @@ export class CompositeToolProvider implements ToolProvider {
     return route.part.refusal(route.inner, args);
   }
 
+  async refreshed(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.provider.refreshed?.(signal) ?? Promise.resolve()));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled(this.parts.filter((part) => part.owned).map((part) => part.provider.close()));

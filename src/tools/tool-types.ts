@@ -40,6 +40,12 @@ export interface ToolProvider {
    * checks again (things may change while the user decides).
    */
   refusal?(name: string, args: Record<string, unknown>): Promise<string | null>;
+  /**
+   * Settles once the tool lists that servers announced changes of have been fetched again, so the
+   * next `list` has them (the agent waits on it before each model step). Rejects only when
+   * `signal` aborts the wait.
+   */
+  refreshed?(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 

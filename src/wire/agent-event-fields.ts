@@ -19,6 +19,7 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "usage":
     case "loop_abort":
     case "model_load":
+    case "tools_changed":
       return { name, fields };
     // The fields added for ACP (call ids, full output, finish reason) are not part of seed 000's events.
     case "tool_start":

@@ -39,6 +39,7 @@ export const agentEventSchemas = [
     progress: z.number().min(0).max(1).optional(),
     unloading: z.array(z.string()).optional(),
   }),
+  z.strictObject({ event: z.literal("tools_changed"), step, server: z.string(), tools: z.array(z.string()) }),
 ] as const;
 
 export const agentEventSchema = z.discriminatedUnion("event", agentEventSchemas);

@@ -41,6 +41,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "final":
     case "loop_abort":
     case "model_load":
+    case "tools_changed":
       return named;
     default: {
       const unreachable: never = event;

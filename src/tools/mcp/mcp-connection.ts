@@ -5,7 +5,7 @@ import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js"
 import type { ToolCallResult } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
-import { closeSession, errorText, listAllTools, openSession, withStderr, type McpSession } from "./mcp-session.js";
+import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
 
 export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
 
@@ -15,6 +15,8 @@ export interface McpConnectionDeps {
   maxOutputBytes: number;
   /** Bound on starting the server and listing its tools (not on calls: those use timeout_ms). */
   startTimeoutMs: number;
+  /** The server's tool list was fetched again after it announced a change (`tools` is the new list). */
+  onToolsChanged?: (connection: McpConnection) => void;
 }
 
 /**
@@ -30,7 +32,11 @@ export class McpConnection {
   /** Why it failed or crashed last; kept after a restart for status(). */
   lastError: string | undefined;
   tools: Tool[] = [];
+  /** Set once the first start listed the tools: from then on they are offered, across crashes and restarts. */
+  listed = false;
   private session: McpSession | undefined;
+  /** The fetch a `tools/list_changed` started; the next model step waits for it (see refreshed()). */
+  private refreshing: Promise<void> | undefined;
   private opening: Promise<McpSession> | undefined;
   private crashUnreported = false;
   private readonly sessions = new Set<McpSession>();
@@ -59,6 +65,7 @@ export class McpConnection {
       if (session.closed) throw new Error(withStderr(`server "${this.server}" exited right after listing its tools`, session));
       this.session = session;
       this.state = "ready";
+      this.listed = true;
       this.logger.info({ pid: session.pid, tools: this.tools.length }, "MCP server ready");
       return this.tools;
     } catch (error) {
@@ -96,6 +103,42 @@ export class McpConnection {
         return timeoutResult(label, timeoutMs);
       }
       return this.failure(error, { ErrorCode, McpError });
+    }
+  }
+
+  /** Settles once the tool lists that announced changes started are fetched (never rejects). */
+  refreshed(): Promise<void> {
+    return this.refreshing ?? Promise.resolve();
+  }
+
+  /**
+   * A change announced by the live session: its tools are listed again (one fetch at a time; a
+   * change announced during a fetch fetches once more after it). Prompts and resources are
+   * listed on demand, so their changes are only logged.
+   */
+  private onListChanged(session: McpSession, list: McpListKind): void {
+    if (session !== this.session || this.isClosed()) return;
+    this.logger.info({ list }, "MCP server announced a list change");
+    if (list !== "tools") return;
+    const previous = this.refreshing ?? Promise.resolve();
+    const refresh = previous.then(() => this.refreshTools(session));
+    this.refreshing = refresh;
+    void refresh.then(() => {
+      if (this.refreshing === refresh) this.refreshing = undefined;
+    });
+  }
+
+  private async refreshTools(session: McpSession): Promise<void> {
+    if (session !== this.session || this.isClosed()) return;
+    try {
+      const tools = await listAllTools(session, this.deps.startTimeoutMs, this.logger);
+      if (session !== this.session || this.isClosed()) return;
+      this.tools = tools;
+      this.logger.info({ tools: tools.map((tool) => tool.name) }, "MCP tool list changed");
+      this.deps.onToolsChanged?.(this);
+    } catch (error) {
+      // The old list stays: a call to a tool that is gone gets the server's own error.
+      this.logger.warn({ err: error }, "listing the MCP server's tools again failed; the previous list stays");
     }
   }
 
@@ -184,6 +227,7 @@ export class McpConnection {
         logger: this.logger,
         startTimeoutMs: this.deps.startTimeoutMs,
         onClose: (session) => this.onClosed(session),
+        onListChanged: (session, list) => this.onListChanged(session, list),
       },
       (session) => this.sessions.add(session),
     );

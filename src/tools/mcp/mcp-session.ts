@@ -36,7 +36,16 @@ export interface OpenSessionOptions {
   startTimeoutMs: number;
   /** Called when the connection ends for any reason (the SDK's onclose). */
   onClose: (session: McpSession) => void;
+  /**
+   * A `notifications/<list>/list_changed` from the server. The SDK dispatches it before a
+   * response that follows it on the wire settles its request, so a refresh started here is known
+   * before the tool call that caused it returns.
+   */
+  onListChanged?: (session: McpSession, list: McpListKind) => void;
 }
+
+/** The lists a server may announce changes of. */
+export type McpListKind = "tools" | "prompts" | "resources";
 
 /**
  * Spawns the server over stdio (or connects to a remote one) and runs the MCP handshake, bounded
@@ -53,6 +62,13 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   // Registered before spawning, so a close() racing with the handshake still ends this child.
   register(session);
   client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
+  const onListChanged = options.onListChanged;
+  if (onListChanged !== undefined) {
+    const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged(session, "tools"));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged(session, "prompts"));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onListChanged(session, "resources"));
+  }
   client.onclose = () => {
     session.closed = true;
     options.onClose(session);

@@ -64,6 +64,7 @@ export class McpToolProvider implements ToolProvider {
           env,
           maxOutputBytes,
           startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
+          onToolsChanged: () => this.assignNames(),
         }),
     );
   }
@@ -103,6 +104,11 @@ export class McpToolProvider implements ToolProvider {
     return result;
   }
 
+  /** Waits for the tool lists that servers announced changes of (`notifications/tools/list_changed`). */
+  async refreshed(signal?: AbortSignal): Promise<void> {
+    await raceAbort(Promise.all(this.connections.map((connection) => connection.refreshed())), signal);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.connections.map((connection) => connection.close()));
@@ -112,16 +118,25 @@ export class McpToolProvider implements ToolProvider {
     // A start after close() must not spawn anything: close() promised no children.
     if (this.closed) return;
     const outcomes = await Promise.allSettled(this.connections.map((connection) => connection.start()));
-    const remote: Array<{ connection: McpConnection; tool: McpConnection["tools"][number] }> = [];
     outcomes.forEach((outcome, index) => {
       const connection = this.connections[index] as McpConnection;
-      if (outcome.status === "fulfilled") {
-        for (const tool of outcome.value) remote.push({ connection, tool });
-      } else if (connection.state !== "closed") {
+      if (outcome.status === "rejected" && connection.state !== "closed") {
         this.logger.error({ server: connection.server, err: outcome.reason }, "MCP server failed to start; its tools are unavailable");
       }
     });
+    this.assignNames();
+    this.warnUnknownApprovals();
+  }
+
+  /**
+   * The exposed names of every ready server's tools, in config order (so they never depend on
+   * timing); again whenever a server's list changes, so a clash resolves the same way it would
+   * have at start.
+   */
+  private assignNames(): void {
+    const remote = this.connections.filter((connection) => connection.listed).flatMap((connection) => connection.tools.map((tool) => ({ connection, tool })));
     const names = assignToolNames(remote.map(({ connection, tool }) => ({ server: connection.server, remoteName: tool.name })));
+    this.entries.clear();
     remote.forEach(({ connection, tool }, index) => {
       const name = names[index] as string;
       const descriptor: ToolDescriptor = {
@@ -136,7 +151,6 @@ export class McpToolProvider implements ToolProvider {
       this.entries.set(name, { descriptor, connection });
     });
     this.ordered = [...this.entries.values()].map((entry) => entry.descriptor);
-    this.warnUnknownApprovals();
   }
 
   /** A requires_approval entry naming no tool is likely a typo, and a typo here disables a safeguard. */

@@ -1,0 +1,45 @@
+/**
+ * An MCP server on the SDK's high-level `McpServer`, over stdio, for the protocol features past
+ * plain tools: a tool list that changes when a tool is called (`unlock` registers `secret`, and
+ * the SDK sends `notifications/tools/list_changed` before `unlock`'s result), and tool results
+ * with image, audio, resource link, embedded resource and structured content.
+ * Usage: node mcp-protocol-server.js
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+/** The bytes of the fixture's image (a 4-byte "PNG"), so tests can assert the exact data sent. */
+export const FIXTURE_IMAGE_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
+
+const server = new McpServer({ name: "protocol-fixture", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+
+let unlocked = false;
+server.registerTool("unlock", { description: "Unlocks the secret tool" }, () => {
+  if (!unlocked) {
+    unlocked = true;
+    server.registerTool("secret", { description: "Tells the secret", inputSchema: { who: z.string() } }, ({ who }) => ({ content: [{ type: "text", text: `the secret is 42, ${who}` }] }));
+  }
+  return { content: [{ type: "text", text: "unlocked" }] };
+});
+
+server.registerTool("picture", { description: "A caption and a picture" }, () => ({
+  content: [
+    { type: "text", text: "a red dot:" },
+    { type: "image", mimeType: "image/png", data: FIXTURE_IMAGE_BASE64 },
+  ],
+}));
+
+server.registerTool("sound", { description: "A sound" }, () => ({ content: [{ type: "audio", mimeType: "audio/wav", data: Buffer.alloc(1000, 1).toString("base64") }] }));
+
+server.registerTool("links", { description: "A link and an embedded file" }, () => ({
+  content: [
+    { type: "resource_link", uri: "file:///docs/readme.md", name: "readme", mimeType: "text/markdown" },
+    { type: "resource", resource: { uri: "file:///docs/notes.txt", mimeType: "text/plain", text: "the notes" } },
+  ],
+}));
+
+server.registerTool("measure", { description: "Structured only", outputSchema: { size: z.number() } }, () => ({ content: [], structuredContent: { size: 7 } }));
+
+process.stderr.write(`protocol fixture: started pid ${process.pid}\n`);
+await server.connect(new StdioServerTransport());
