@@ -109,7 +109,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
     emit({ event: "llm_start", step });
     const output = await runModelStep({
       engine: input.engine,
-      messages: renderForModel([...input.context, ...turn.messages]),
+      messages: renderForModel([...input.context, ...turn.messages], { images: input.engine.capabilities.images }),
       tools: specsNow(),
       temperature: input.temperature,
       maxTokens: input.maxTokens,

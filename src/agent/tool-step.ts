@@ -1,4 +1,5 @@
 import type { ToolCall } from "../engine/chat-types.js";
+import type { ImagePart } from "../shared/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
@@ -31,8 +32,15 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
   const { turn, step, emit } = input;
   for (const [index, call] of input.calls.entries()) {
     // `is_error` only on failures, so a stored successful result is byte-identical to before.
-    const answer = (content: string, isError = true): void => {
-      turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes), ...(isError ? { is_error: true } : {}) });
+    const answer = (content: string, isError = true, images: ImagePart[] = []): void => {
+      turn.messages.push({
+        role: "tool",
+        tool_call_id: call.id,
+        name: call.name,
+        content: capToolOutput(content, input.maxToolOutputBytes),
+        ...(isError ? { is_error: true } : {}),
+        ...(images.length === 0 ? {} : { images }),
+      });
     };
     const descriptor = input.descriptors.get(call.name);
     const checked = call.error !== undefined
@@ -83,7 +91,8 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
     if (result.status === "cancelled" || input.signal.aborted) {
       throw new RuntimeError("cancelled", "Request cancelled");
     }
-    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`, result.status !== "ok");
+    const images = (result.images ?? []).map((image): ImagePart => ({ type: "image_url", image_url: { url: `data:${image.mimeType};base64,${image.data}` } }));
+    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`, result.status !== "ok", images);
     await input.save();
   }
   return null;

@@ -22,6 +22,14 @@ export interface ToolCallResult {
   /** Text for the model: the tool's text content, or the error explained. */
   content: string;
   retryable: boolean;
+  /** Images the tool returned (MCP `image` content), also named in `content`; for models that take images. */
+  images?: ToolImage[];
+}
+
+export interface ToolImage {
+  mimeType: string;
+  /** Base64, as MCP carries it. */
+  data: string;
 }
 
 /**

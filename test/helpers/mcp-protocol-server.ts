@@ -9,8 +9,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
-/** The bytes of the fixture's image (a 4-byte "PNG"), so tests can assert the exact data sent. */
-export const FIXTURE_IMAGE_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
+/** The fixture's image: a 4-byte "PNG", so tests can assert the exact data sent. */
+const FIXTURE_IMAGE_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
 
 const server = new McpServer({ name: "protocol-fixture", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
 
