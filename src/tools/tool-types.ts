@@ -54,7 +54,38 @@ export interface ToolProvider {
    * `signal` aborts the wait.
    */
   refreshed?(signal?: AbortSignal): Promise<void>;
+  /** The MCP servers this provider runs that started (for routing prompts and resources). */
+  mcpServers?(): string[];
+  /** MCP prompts of every ready server (docs/tools.md#prompts); absent: the provider has none. */
+  prompts?(signal?: AbortSignal): Promise<McpPromptInfo[]>;
+  /** One prompt expanded (`prompts/get`); a RuntimeError `invalid_params` for an unknown server or prompt. */
+  getPrompt?(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpMessage[]>;
+  /** MCP resources and resource templates of every ready server. */
+  resources?(signal?: AbortSignal): Promise<McpResourceList>;
+  /** One resource's contents (`resources/read`); a RuntimeError `invalid_params` for an unknown server. */
+  readResource?(server: string, uri: string, signal?: AbortSignal): Promise<McpContent[]>;
   close(): Promise<void>;
+}
+
+/** Content from an MCP server for the model: text (other kinds already described in it), or an image. */
+export type McpContent = { type: "text"; text: string } | { type: "image"; mimeType: string; data: string };
+
+/** One message of an expanded MCP prompt. */
+export interface McpMessage {
+  role: "user" | "assistant";
+  content: McpContent[];
+}
+
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: Array<{ name: string; description?: string; required?: boolean }>;
+}
+
+export interface McpResourceList {
+  resources: Array<{ server: string; uri: string; name: string; description?: string; mime_type?: string }>;
+  templates: Array<{ server: string; uri_template: string; name: string; description?: string; mime_type?: string }>;
 }
 
 /** Tools a front-door session brings on top of the config's (the composition root composes them). */

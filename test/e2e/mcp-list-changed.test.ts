@@ -14,7 +14,10 @@ const PROTOCOL_SERVER = fileURLToPath(new URL("../helpers/mcp-protocol-server.js
 type Json = Record<string, unknown>;
 
 const upstreams: AgentUpstream[] = [];
+const procs: CliProcess[] = [];
 after(async () => {
+  // A failed assertion leaves its CLI running: end it, or the test file never exits.
+  for (const proc of procs) if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
   await Promise.all(upstreams.map((upstream) => upstream.close()));
 });
 
@@ -26,7 +29,9 @@ async function serve(upstream: AgentUpstream, protocol: "v1" | "jsonrpc", tools:
       mcp: { servers: { proto: mcpServer({ command: process.execPath, args: [PROTOCOL_SERVER] }) } },
     }),
   );
-  return new CliProcess(["serve-stdio", ...(protocol === "jsonrpc" ? ["--protocol", "jsonrpc"] : []), "--config", configPath], { cwd: dir });
+  const proc = new CliProcess(["serve-stdio", ...(protocol === "jsonrpc" ? ["--protocol", "jsonrpc"] : []), "--config", configPath], { cwd: dir });
+  procs.push(proc);
+  return proc;
 }
 
 /** The tool names a chat completion request offered the model. */

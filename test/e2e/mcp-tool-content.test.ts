@@ -17,7 +17,10 @@ type Json = Record<string, unknown>;
 const FIXTURE_IMAGE_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
 
 let upstream: AgentUpstream | undefined;
+let proc: CliProcess | undefined;
 after(async () => {
+  // A failed assertion leaves the CLI running: end it, or the test file never exits.
+  if (proc !== undefined && proc.child.exitCode === null) proc.child.kill("SIGKILL");
   await upstream?.close();
 });
 
@@ -37,7 +40,7 @@ describe("MCP tool result content reaches the model", () => {
         mcp: { servers: { proto: mcpServer({ command: process.execPath, args: [PROTOCOL_SERVER] }) } },
       }),
     );
-    const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
+    proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
     const reply = await proc.request({ id: "t1", method: "chat", params: { session_id: "content", input: "show me" } }, 60_000);
     assert.equal((reply.result as Json).response, "seen", JSON.stringify(reply));
 

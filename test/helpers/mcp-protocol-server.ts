@@ -2,10 +2,11 @@
  * An MCP server on the SDK's high-level `McpServer`, over stdio, for the protocol features past
  * plain tools: a tool list that changes when a tool is called (`unlock` registers `secret`, and
  * the SDK sends `notifications/tools/list_changed` before `unlock`'s result), and tool results
- * with image, audio, resource link, embedded resource and structured content.
+ * with image, audio, resource link, embedded resource and structured content; a prompt (`review`,
+ * a text and an image message), and resources (a text file, a PNG, a template).
  * Usage: node mcp-protocol-server.js
  */
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
@@ -40,6 +41,19 @@ server.registerTool("links", { description: "A link and an embedded file" }, () 
 }));
 
 server.registerTool("measure", { description: "Structured only", outputSchema: { size: z.number() } }, () => ({ content: [], structuredContent: { size: 7 } }));
+
+server.registerPrompt("review", { description: "Review a file", argsSchema: { file: z.string().describe("the file to review"), tone: z.string().optional() } }, ({ file, tone }) => ({
+  messages: [
+    { role: "user", content: { type: "text", text: `Please review ${file}${tone === undefined ? "" : ` in a ${tone} tone`}.` } },
+    { role: "user", content: { type: "image", mimeType: "image/png", data: FIXTURE_IMAGE_BASE64 } },
+  ],
+}));
+
+server.registerResource("notes", "file:///docs/notes.txt", { description: "The notes", mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "the notes" }] }));
+server.registerResource("dot", "file:///docs/dot.png", { mimeType: "image/png" }, (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: FIXTURE_IMAGE_BASE64 }] }));
+server.registerResource("doc", new ResourceTemplate("file:///docs/{name}.md", { list: undefined }), { description: "A doc by name" }, (uri, { name }) => ({
+  contents: [{ uri: uri.href, mimeType: "text/markdown", text: `# ${String(name)}` }],
+}));
 
 process.stderr.write(`protocol fixture: started pid ${process.pid}\n`);
 await server.connect(new StdioServerTransport());

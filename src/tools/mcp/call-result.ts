@@ -29,7 +29,8 @@ export interface LegacyToolResult {
   toolResult: unknown;
 }
 
-function describeBlock(block: ContentBlock): string {
+/** One content block as text (images and audio named with type and size). */
+export function describeBlock(block: ContentBlock): string {
   switch (block.type) {
     case "text":
       return block.text;

@@ -142,6 +142,24 @@ export class McpConnection {
     }
   }
 
+  /** What the server declared in the handshake (prompts, resources...); undefined before it. */
+  get capabilities(): ReturnType<McpSession["client"]["getServerCapabilities"]> {
+    return this.session?.client.getServerCapabilities();
+  }
+
+  logFailure(request: string, error: unknown): void {
+    this.logger.warn({ err: error, request }, "MCP server request failed");
+  }
+
+  /**
+   * The live session's SDK client, for requests other than tool calls (prompts, resources): the
+   * server is (re)started as a call would; a crash is reported by the next tool call, not here.
+   */
+  async liveClient(signal: AbortSignal | undefined): Promise<McpSession["client"]> {
+    if (this.state === "crashed") this.restartIfDown();
+    return (await this.ready(signal)).client;
+  }
+
   /** A method, not a comparison, so TypeScript does not keep a narrowing across awaits. */
   private isClosed(): boolean {
     return this.state === "closed";

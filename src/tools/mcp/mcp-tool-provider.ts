@@ -5,7 +5,9 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from "../output-cap.js";
 import { matchTools } from "../tool-glob.js";
 import { assignToolNames } from "../tool-names.js";
 import { errorResult, unknownToolResult } from "../tool-results.js";
-import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { getPrompt, listPrompts, listResources, readResource } from "./mcp-catalog.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
 
@@ -102,6 +104,39 @@ export class McpToolProvider implements ToolProvider {
     const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
+  }
+
+  mcpServers(): string[] {
+    return this.connections.filter((connection) => connection.listed).map((connection) => connection.server);
+  }
+
+  async prompts(signal?: AbortSignal): Promise<McpPromptInfo[]> {
+    await this.start(signal);
+    return listPrompts(this.connections, signal);
+  }
+
+  async getPrompt(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpMessage[]> {
+    await this.start(signal);
+    return getPrompt(this.connectionOf(server, "prompt.server"), name, args, signal);
+  }
+
+  async resources(signal?: AbortSignal): Promise<McpResourceList> {
+    await this.start(signal);
+    return listResources(this.connections, signal);
+  }
+
+  async readResource(server: string, uri: string, signal?: AbortSignal): Promise<McpContent[]> {
+    await this.start(signal);
+    return readResource(this.connectionOf(server, "server"), uri, signal);
+  }
+
+  private connectionOf(server: string, param: string): McpConnection {
+    const connection = this.connections.find((candidate) => candidate.server === server);
+    if (connection === undefined || !connection.listed) {
+      const known = this.connections.filter((candidate) => candidate.listed).map((candidate) => candidate.server);
+      throw new RuntimeError("invalid_params", `no MCP server "${server}" is running; running: ${known.join(", ") || "none"}`, { details: { param } });
+    }
+    return connection;
   }
 
   /** Waits for the tool lists that servers announced changes of (`notifications/tools/list_changed`). */
