@@ -37,6 +37,11 @@ export class SessionRunner {
     if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
   }
 
+  /** The config's MCP servers that started (for `@server:uri` mentions). */
+  mcpServers(): string[] {
+    return this.deps.tools.mcpServers?.() ?? [];
+  }
+
   /** The prompts of the config's MCP servers (started first). */
   async mcpPrompts(signal: AbortSignal): Promise<McpPromptInfo[]> {
     await this.deps.tools.start(signal);

@@ -25,7 +25,7 @@ export const chatParams = z
     user_id: z.string().optional(),
     session_id: z.string().optional(),
     agent: z.string().optional(),
-    input: z.union([z.string(), z.array(z.union([contentPart, resourcePart]))]).optional(),
+    input: z.union([z.string(), z.array(z.discriminatedUnion("type", [...contentPart.options, resourcePart]))]).optional(),
     /** An MCP prompt whose messages open the turn instead of `input`. */
     prompt: z.object({ server: z.string().min(1), name: z.string().min(1), arguments: z.record(z.string(), z.string()).optional() }).strict().optional(),
     resume: z.boolean().default(false),
