@@ -70,3 +70,29 @@ function toParts(content: McpContent[], images: boolean): ContentPart[] {
 function textOf(part: McpContent): string {
   return part.type === "text" ? part.text : `[image: ${part.mimeType}, ${base64Bytes(part.data)} bytes]`;
 }
+
+/**
+ * `arg=value` pairs as a prompt's arguments (a value in double quotes may hold blanks:
+ * `tone="very kind"`), or what could not be read, for the user.
+ */
+export function parsePromptArguments(text: string): Record<string, string> | string {
+  const args: Record<string, string> = {};
+  const pair = /([^\s=]+)=(?:"([^"]*)"|(\S*))\s*/y;
+  const trimmed = text.trim();
+  let at = 0;
+  while (at < trimmed.length) {
+    pair.lastIndex = at;
+    const match = pair.exec(trimmed);
+    if (match === null) return `arguments are name=value pairs (a value with blanks in double quotes); could not read "${trimmed.slice(at)}"`;
+    args[match[1] as string] = match[2] ?? match[3] ?? "";
+    at = pair.lastIndex;
+  }
+  return args;
+}
+
+/** `/<server>:<prompt> arg=value ...` as typed (terminal chat, an editor's command); null: not that form. */
+export function parsePromptCommand(text: string): { server: string; name: string; rest: string } | null {
+  const match = /^\/([A-Za-z0-9_.-]+):(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (match === null) return null;
+  return { server: match[1] as string, name: match[2] as string, rest: match[3] ?? "" };
+}

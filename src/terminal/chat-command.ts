@@ -1,3 +1,5 @@
+import { parsePromptArguments } from "../agent/mcp-input.js";
+
 /** What one line typed at the chat prompt asks for. */
 export type ChatCommand =
   | { kind: "message"; text: string }
@@ -38,19 +40,10 @@ export function parseChatCommand(line: string): ChatCommand {
   return { kind: "unknown", name: word };
 }
 
-/** `arg=value` pairs; a value in double quotes may hold blanks (`tone="very kind"`). */
 function promptCommand(server: string, name: string, text: string): ChatCommand {
-  const args: Record<string, string> = {};
-  const pair = /([^\s=]+)=(?:"([^"]*)"|(\S*))\s*/y;
-  let at = 0;
-  while (at < text.length) {
-    pair.lastIndex = at;
-    const match = pair.exec(text);
-    if (match === null) return { kind: "bad_prompt", problem: `/${server}:${name}: arguments are name=value pairs (a value with blanks in double quotes); could not read "${text.slice(at)}"` };
-    args[match[1] as string] = match[2] ?? match[3] ?? "";
-    at = pair.lastIndex;
-  }
-  return { kind: "prompt", server, name, arguments: args };
+  const parsed = parsePromptArguments(text);
+  if (typeof parsed === "string") return { kind: "bad_prompt", problem: `/${server}:${name}: ${parsed}` };
+  return { kind: "prompt", server, name, arguments: parsed };
 }
 
 /**
