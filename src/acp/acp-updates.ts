@@ -47,6 +47,9 @@ export class AcpTurnUpdates {
         this.announced.add(id);
         return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, event.args), status: "pending" }, { sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" }];
       }
+      // The call shows as in progress already; a progress message has no field of its own in ACP.
+      case "tool_progress":
+        return [];
       case "tool_done": {
         const id = event.call_id ?? this.open ?? this.idOf(undefined);
         this.open = null;

@@ -24,6 +24,8 @@ export type AgentEvent =
    * front doors that show a call in full (ACP); the seed 000 wires leave them out (src/wire/).
    */
   | { event: "tool_start"; step: number; tool: string; args: unknown; call_id?: string }
+  /** A running tool reported progress (MCP `notifications/progress`); `total` and `message` when the tool gave them. */
+  | { event: "tool_progress"; step: number; tool: string; progress: number; total?: number; message?: string; call_id?: string }
   | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number; call_id?: string; output?: string }
   /** `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache). */
   | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }

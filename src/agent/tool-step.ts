@@ -2,7 +2,7 @@ import type { ToolCall } from "../engine/chat-types.js";
 import type { ImagePart } from "../shared/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
-import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
+import type { ToolDescriptor, ToolProgress, ToolProvider } from "../tools/tool-types.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ApprovalCallback, EmitEvent } from "./events.js";
 import { checkToolArguments } from "./tool-arguments.js";
@@ -84,7 +84,8 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
     }
     emit({ event: "tool_start", step, tool: call.name, args: checked.args, call_id: call.id });
     const started = Date.now();
-    const result = await input.tools.call(call.name, checked.args, { signal: input.signal });
+    const onProgress = (progress: ToolProgress): void => emit({ event: "tool_progress", step, tool: call.name, ...progress, call_id: call.id });
+    const result = await input.tools.call(call.name, checked.args, { signal: input.signal, onProgress });
     const ms = Date.now() - started;
     const output = capToolOutput(result.content, input.maxToolOutputBytes);
     emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms, call_id: call.id, output });

@@ -111,6 +111,9 @@ export class TurnPrinter {
         answers.endLine();
         ui.line(style.yellow(ABORT_TEXT[event.reason]));
         return;
+      // The tool line is open (its result completes it): progress is not drawn into it.
+      case "tool_progress":
+        return;
       case "tools_changed":
         this.closeThinking();
         this.closeTool();

@@ -2,7 +2,7 @@ import { matchTools } from "./tool-glob.js";
 import { assignToolNames } from "./tool-names.js";
 import { unknownToolResult } from "./tool-results.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallResult, ToolDescriptor, ToolProvider } from "./tool-types.js";
+import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallOptions, ToolCallResult, ToolDescriptor, ToolProvider } from "./tool-types.js";
 
 export interface ToolProviderPart {
   provider: ToolProvider;
@@ -38,7 +38,7 @@ export class CompositeToolProvider implements ToolProvider {
     return matchTools(this.combined().tools, patterns).tools;
   }
 
-  async call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult> {
     const { tools, routes } = this.combined();
     const route = routes.get(name);
     if (route === undefined || this.closed) return unknownToolResult(name, tools.map((tool) => tool.name));

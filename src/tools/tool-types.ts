@@ -32,6 +32,19 @@ export interface ToolImage {
   data: string;
 }
 
+export interface ToolCallOptions {
+  signal?: AbortSignal;
+  /** A long tool's progress reports (MCP `notifications/progress`), as they arrive. */
+  onProgress?: (progress: ToolProgress) => void;
+}
+
+export interface ToolProgress {
+  /** Increases with each report; `total`, when the tool knows it, is where it ends. */
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /**
  * Where tools come from (MCP servers in production, a scripted provider in unit tests).
  * `call` never throws for tool failures: they come back as a status so the loop can tell the model.
@@ -41,7 +54,7 @@ export interface ToolProvider {
   start(signal?: AbortSignal): Promise<void>;
   /** The tools an agent may use: names or globs (`*`, `files_*`), `*` = all. */
   list(patterns: readonly string[]): ToolDescriptor[];
-  call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
+  call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult>;
   /**
    * Why a call could not run (a path outside the workspace), checked before the user is asked to
    * approve it, so nobody is asked about a call that would be refused; null: it may run. `call`

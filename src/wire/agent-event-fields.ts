@@ -23,6 +23,7 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
       return { name, fields };
     // The fields added for ACP (call ids, full output, finish reason) are not part of seed 000's events.
     case "tool_start":
+    case "tool_progress":
     case "tool_done":
     case "final":
       return { name, fields: withoutExtras(fields) };

@@ -19,6 +19,7 @@ export const agentEventSchemas = [
   z.strictObject({ event: z.literal("thinking_chunk"), step, delta: z.string() }),
   z.strictObject({ event: z.literal("llm_done"), step }),
   z.strictObject({ event: z.literal("tool_start"), step, tool: z.string(), args: z.unknown() }),
+  z.strictObject({ event: z.literal("tool_progress"), step, tool: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() }),
   z.strictObject({
     event: z.literal("tool_done"),
     step,

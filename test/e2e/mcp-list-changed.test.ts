@@ -58,13 +58,13 @@ describe("MCP tools/list_changed: the next model step sees the new list", () => 
     const reply = await proc.request({ id: "t1", method: "chat", params: { session_id: "lc", input: "unlock it" } }, 60_000);
     assert.equal(reply.type, "result", JSON.stringify(reply));
     assert.equal((reply.result as Json).response, "done");
-    assert.deepEqual(offered(upstream, 0), ["links", "measure", "picture", "sound", "unlock"]);
-    assert.deepEqual(offered(upstream, 1), ["links", "measure", "picture", "secret", "sound", "unlock"]);
+    assert.deepEqual(offered(upstream, 0), ["count", "links", "measure", "picture", "sound", "unlock"]);
+    assert.deepEqual(offered(upstream, 1), ["count", "links", "measure", "picture", "secret", "sound", "unlock"]);
     assert.equal(toolResultSent(upstream, "c2"), "the secret is 42, ann");
     const events = proc.messages.filter((m) => m.id === "t1" && m.type === "event");
     const changed = events.filter((e) => e.event === "tools_changed");
     assert.deepEqual(changed.map(({ event, step, server, tools }: WireMessage) => ({ event, step, server, tools })), [
-      { event: "tools_changed", step: 1, server: "proto", tools: ["unlock", "picture", "sound", "links", "measure", "secret"] },
+      { event: "tools_changed", step: 1, server: "proto", tools: ["unlock", "picture", "sound", "links", "measure", "count", "secret"] },
     ]);
     // Announced after the call that caused it, before the step that sees it.
     const trail = events.map((e) => `${String(e.event)}@${typeof e.step === "number" ? e.step : ""}`);

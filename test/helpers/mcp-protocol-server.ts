@@ -3,7 +3,8 @@
  * plain tools: a tool list that changes when a tool is called (`unlock` registers `secret`, and
  * the SDK sends `notifications/tools/list_changed` before `unlock`'s result), and tool results
  * with image, audio, resource link, embedded resource and structured content; a prompt (`review`,
- * a text and an image message), and resources (a text file, a PNG, a template).
+ * a text and an image message), resources (a text file, a PNG, a template), and a tool that
+ * reports progress and logs (`count`).
  * Usage: node mcp-protocol-server.js
  */
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -13,7 +14,7 @@ import { z } from "zod";
 /** The fixture's image: a 4-byte "PNG", so tests can assert the exact data sent. */
 const FIXTURE_IMAGE_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64");
 
-const server = new McpServer({ name: "protocol-fixture", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+const server = new McpServer({ name: "protocol-fixture", version: "1.0.0" }, { capabilities: { tools: { listChanged: true }, logging: {} } });
 
 let unlocked = false;
 server.registerTool("unlock", { description: "Unlocks the secret tool" }, () => {
@@ -41,6 +42,18 @@ server.registerTool("links", { description: "A link and an embedded file" }, () 
 }));
 
 server.registerTool("measure", { description: "Structured only", outputSchema: { size: z.number() } }, () => ({ content: [], structuredContent: { size: 7 } }));
+
+server.registerTool("count", { description: "Counts to 3, reporting progress" }, async (extra) => {
+  await server.sendLoggingMessage({ level: "info", logger: "counter", data: "counting to 3" });
+  const token = extra._meta?.progressToken;
+  // A long tool: its reports come apart from each other and from its result. (The SDK client
+  // drops a report that arrives in the same read as the result: it forgets the token first.)
+  for (let i = 1; i <= 3; i++) {
+    if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: 3, message: `at ${i}` } });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+  return { content: [{ type: "text", text: "counted" }] };
+});
 
 server.registerPrompt("review", { description: "Review a file", argsSchema: { file: z.string().describe("the file to review"), tone: z.string().optional() } }, ({ file, tone }) => ({
   messages: [

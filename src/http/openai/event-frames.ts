@@ -37,6 +37,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "llm_start":
     case "llm_done":
     case "tool_start":
+    case "tool_progress":
     case "tool_done":
     case "final":
     case "loop_abort":

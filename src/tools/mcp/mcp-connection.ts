@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
-import type { ToolCallResult } from "../tool-types.js";
+import type { ToolCallResult, ToolProgress } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
@@ -79,7 +79,7 @@ export class McpConnection {
   }
 
   /** `label` is the name the model knows the tool by, for messages. */
-  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName): Promise<ToolCallResult> {
+  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName, onProgress?: (progress: ToolProgress) => void): Promise<ToolCallResult> {
     if (signal?.aborted === true) return cancelledResult();
     let session: McpSession;
     try {
@@ -94,7 +94,12 @@ export class McpConnection {
     const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     try {
       // The SDK sends notifications/cancelled to the server when `combined` aborts.
-      const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs });
+      const onprogress = (report: ToolProgress): void => {
+        this.logger.debug({ tool: remoteName, progress: report.progress, total: report.total, message: report.message }, "MCP tool progress");
+        onProgress?.({ progress: report.progress, ...(report.total === undefined ? {} : { total: report.total }), ...(report.message === undefined ? {} : { message: report.message }) });
+      };
+      // Progress does not extend timeout_ms: it bounds the whole run, as documented.
+      const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs, onprogress });
       return toToolCallResult(result, this.deps.maxOutputBytes);
     } catch (error) {
       if (isAborted(signal)) return cancelledResult();

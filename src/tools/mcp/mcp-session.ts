@@ -62,9 +62,14 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   // Registered before spawning, so a close() racing with the handshake still ends this child.
   register(session);
   client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
+  const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+  // A server's own log messages (notifications/message) go to our log at debug, never to stdout.
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    const { level, logger: name, data } = notification.params;
+    logger.debug({ level, ...(name === undefined ? {} : { logger: name }), data }, "MCP server log");
+  });
   const onListChanged = options.onListChanged;
   if (onListChanged !== undefined) {
-    const { ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged(session, "tools"));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged(session, "prompts"));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onListChanged(session, "resources"));

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from "../output-cap.js";
 import { matchTools } from "../tool-glob.js";
 import { assignToolNames } from "../tool-names.js";
 import { errorResult, unknownToolResult } from "../tool-results.js";
-import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallOptions, ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { getPrompt, listPrompts, listResources, readResource } from "./mcp-catalog.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
@@ -91,7 +91,7 @@ export class McpToolProvider implements ToolProvider {
     }));
   }
 
-  async call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult> {
     if (this.closed) return errorResult("the tool provider is closed", false);
     try {
       await this.start(options.signal);
@@ -101,7 +101,7 @@ export class McpToolProvider implements ToolProvider {
     const entry = this.entries.get(name);
     if (entry === undefined) return unknownToolResult(name, [...this.entries.keys()]);
     const started = Date.now();
-    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name);
+    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
   }
