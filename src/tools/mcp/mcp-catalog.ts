@@ -59,7 +59,7 @@ export async function listPrompts(connections: readonly McpConnection[], signal:
 }
 
 export async function getPrompt(connection: McpConnection, name: string, args: Record<string, string>, signal: AbortSignal | undefined): Promise<McpMessage[]> {
-  const client = await connection.liveClient(signal);
+  const client = await available(connection, signal);
   try {
     const result = await client.getPrompt({ name, arguments: args }, signal === undefined ? {} : { signal });
     return mergeRoles(result.messages.map((message) => ({ role: message.role, content: toContent(message.content) })));
@@ -101,13 +101,23 @@ export async function listResources(connections: readonly McpConnection[], signa
 }
 
 export async function readResource(connection: McpConnection, uri: string, signal: AbortSignal | undefined): Promise<McpContent[]> {
-  const client = await connection.liveClient(signal);
+  const client = await available(connection, signal);
   try {
     const result = await client.readResource({ uri }, signal === undefined ? {} : { signal });
     return result.contents.flatMap((contents) => toContent({ type: "resource", resource: contents }));
   } catch (error) {
     if (signal?.aborted === true) throw error;
     throw new RuntimeError("invalid_params", `resource "${uri}" of MCP server "${connection.server}": ${errorText(error)}`, { details: { param: "uri" } });
+  }
+}
+
+/** The server's client, or a RuntimeError naming the server when it cannot be (re)started. */
+async function available(connection: McpConnection, signal: AbortSignal | undefined): ReturnType<McpConnection["liveClient"]> {
+  try {
+    return await connection.liveClient(signal);
+  } catch (error) {
+    if (signal?.aborted === true) throw error;
+    throw new RuntimeError("internal_error", `MCP server "${connection.server}" is not available: ${errorText(error)}`, { details: { server: connection.server } });
   }
 }
 
