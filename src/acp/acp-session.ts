@@ -15,6 +15,8 @@ export class AcpSession {
   readonly remembered = new Map<string, RememberedDecision>();
   readonly updates: UpdateSender;
   private running: AbortController | null = null;
+  /** The MCP prompts last sent as `available_commands_update` (JSON), to send only changes. */
+  advertised: string | null = null;
   private closed = false;
 
   constructor(

@@ -47,6 +47,9 @@ export class AcpTurnUpdates {
         this.announced.add(id);
         return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, event.args), status: "pending" }, { sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" }];
       }
+      // The call shows as in progress already; a progress message has no field of its own in ACP.
+      case "tool_progress":
+        return [];
       case "tool_done": {
         const id = event.call_id ?? this.open ?? this.idOf(undefined);
         this.open = null;
@@ -59,6 +62,10 @@ export class AcpTurnUpdates {
       // ACP has no load notice: a one-entry plan is the status line editors show (docs/acp.md).
       case "model_load":
         return [{ sessionUpdate: "plan", entries: [{ content: modelLoadText(event), priority: "high", status: event.state === "loaded" ? "completed" : event.state === "loading" ? "in_progress" : "pending" }] }];
+      // The editor is not told which tools the model has (ACP has no update for that); only
+      // prompts are commands (available_commands_update).
+      case "tools_changed":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);

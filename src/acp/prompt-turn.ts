@@ -6,6 +6,7 @@ import type { AcpCore } from "./acp-deps.js";
 import { permissionAsker } from "./acp-permission.js";
 import type { AcpSession } from "./acp-session.js";
 import { AcpTurnUpdates } from "./acp-updates.js";
+import { promptCommandOf, advertisePrompts } from "./prompt-commands.js";
 import { promptInput, titleOf } from "./prompt-input.js";
 
 /**
@@ -17,7 +18,8 @@ import { promptInput, titleOf } from "./prompt-input.js";
 export async function runPrompt(state: AcpConnectionState, params: PromptRequest, requestSignal: AbortSignal): Promise<PromptResponse> {
   const session = state.sessions.get(params.sessionId);
   if (session.busy) throw RequestError.invalidRequest({ sessionId: session.id, code: "busy" }, "a prompt is already running in this session; cancel it or wait for its answer");
-  const input = promptInput(params.prompt);
+  const command = promptCommandOf(params.prompt, session);
+  const input = command === null ? promptInput(params.prompt) : undefined;
   const log = state.logger.child({ session_id: session.id });
   // Running from here, before any wait: a session/cancel that arrives meanwhile is not lost.
   const controller = session.beginPrompt();
@@ -32,10 +34,13 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
       },
       // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
       { windowMs: state.deps.coalesceMs, busy: () => session.updates.busy },
-      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, input }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log), tools: session.tools }),
+      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log), tools: session.tools }),
     );
     reportWarnings(state, session, result);
     await recordTurn(core, session, params, log);
+    // A server may have changed its prompts meanwhile (prompts/list_changed): the commands follow
+    // (not awaited: a slow server must not hold the answer back).
+    void advertisePrompts(session, log);
     return { stopReason: stopReasonOf(result) };
   } catch (error) {
     if (controller.signal.aborted) return { stopReason: "cancelled" };

@@ -18,6 +18,7 @@ import type { AcpCore } from "./acp-deps.js";
 import { AcpSession } from "./acp-session.js";
 import { EditorToolProvider } from "./editor-tools.js";
 import { historyUpdates } from "./history-replay.js";
+import { advertisePrompts } from "./prompt-commands.js";
 import { sessionMcpServers } from "./session-mcp-servers.js";
 
 const LIST_PAGE = 50;
@@ -82,7 +83,10 @@ async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId:
   const session = new AcpSession(spec.sessionId, spec.cwd, tools, client, state.logger.child({ session_id: spec.sessionId }));
   await state.sessions.add(session);
   // The servers start now, so the first prompt finds them ready; one that fails is logged and left out.
-  tools.start().catch((error: unknown) => state.logger.warn({ err: error, session_id: spec.sessionId }, "session tools failed to start"));
+  tools.start().then(
+    () => advertisePrompts(session, state.logger.child({ session_id: spec.sessionId })),
+    (error: unknown) => state.logger.warn({ err: error, session_id: spec.sessionId }, "session tools failed to start"),
+  );
   return session;
 }
 

@@ -7,7 +7,7 @@ import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
 import { renderForModel } from "./prompt.js";
-import { toolSpecsOf } from "./turn-settings.js";
+import { ToolListWatch } from "./tool-list-watch.js";
 import { settleToolCalls } from "./tool-step.js";
 import { unansweredCalls, type TurnState } from "./turn-state.js";
 
@@ -15,6 +15,11 @@ export interface AgentLoopInput {
   engine: Engine;
   tools: ToolProvider;
   descriptors: readonly ToolDescriptor[];
+  /**
+   * The agent's `tools` patterns: with them, the list is taken again before each model step when
+   * a server announced a change (`tools_changed`); without, `descriptors` stays the turn's list.
+   */
+  toolPatterns?: readonly string[];
   /** System prompt, memory and prior history: everything before this turn. */
   context: ChatMessage[];
   /** This turn; mutated as the loop runs and saved after each step and each tool call. */
@@ -61,19 +66,24 @@ export type LoopOutcome =
  */
 export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> {
   const { turn, emit } = input;
-  const descriptors = new Map(input.descriptors.map((descriptor) => [descriptor.name, descriptor]));
-  const agentSpecs = toolSpecsOf(input.descriptors);
+  // The caller's own tools, or none at all, are fixed for the turn; the agent's may change.
+  const fixed = input.noTools === true || input.clientTools !== undefined;
+  const watch = new ToolListWatch(input.tools, fixed ? null : (input.toolPatterns ?? null), input.descriptors);
   const clientNames = new Set((input.clientTools ?? []).map((tool) => tool.name));
-  const specs = input.noTools === true ? [] : input.clientTools === undefined ? agentSpecs : [...input.clientTools, ...agentSpecs.filter((spec) => !clientNames.has(spec.name))];
-  // With client tools, a call runs here only when it names one of `descriptors` (the rest go back to the caller).
-  const runsHere = (call: ToolCall): boolean => input.clientTools === undefined || (descriptors.has(call.name) && !clientNames.has(call.name));
+  const specsNow = (): ToolSpec[] => {
+    if (input.noTools === true) return [];
+    const agentSpecs = watch.specs();
+    return input.clientTools === undefined ? agentSpecs : [...input.clientTools, ...agentSpecs.filter((spec) => !clientNames.has(spec.name))];
+  };
+  // With client tools, a call runs here only when it names one of the descriptors (the rest go back to the caller).
+  const runsHere = (call: ToolCall): boolean => input.clientTools === undefined || (watch.current.has(call.name) && !clientNames.has(call.name));
   const save = (): Promise<void> => input.saveCheckpoint("running", null);
   let lastText = "";
 
   const settle = async (step: number, calls: ReturnType<typeof unansweredCalls>, resumeDecision?: "approve" | "decline"): Promise<LoopOutcome | null> => {
     const pending = await settleToolCalls({
       tools: input.tools,
-      descriptors,
+      descriptors: watch.current,
       turn,
       step,
       calls,
@@ -111,11 +121,12 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
   while (turn.step < input.maxSteps) {
     const step = turn.step;
     if (input.signal.aborted) throw new RuntimeError("cancelled", "Request cancelled");
+    await watch.beforeStep(step, input.signal, emit);
     emit({ event: "llm_start", step });
     const output = await runModelStep({
       engine: input.engine,
-      messages: renderForModel([...input.context, ...turn.messages]),
-      tools: specs,
+      messages: renderForModel([...input.context, ...turn.messages], { images: input.engine.capabilities.images }),
+      tools: specsNow(),
       temperature: input.temperature,
       maxTokens: input.maxTokens,
       seed: input.seed,

@@ -24,6 +24,8 @@ export type AgentEvent =
    * front doors that show a call in full (ACP); the seed 000 wires leave them out (src/wire/).
    */
   | { event: "tool_start"; step: number; tool: string; args: unknown; call_id?: string }
+  /** A running tool reported progress (MCP `notifications/progress`); `total` and `message` when the tool gave them. */
+  | { event: "tool_progress"; step: number; tool: string; progress: number; total?: number; message?: string; call_id?: string }
   | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number; call_id?: string; output?: string }
   /** `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache). */
   | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }
@@ -31,7 +33,12 @@ export type AgentEvent =
   | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason }
   /** The turn waits for its model: queued for memory (`unloading`: idle models being unloaded for it), loading, loaded. */
-  | { event: "model_load"; step: number; model: string; state: "queued" | "loading" | "loaded"; progress?: number; unloading?: string[] };
+  | { event: "model_load"; step: number; model: string; state: "queued" | "loading" | "loaded"; progress?: number; unloading?: string[] }
+  /**
+   * An MCP server changed its tools (`notifications/tools/list_changed`): `tools` are the names
+   * the model is offered from it from `step` on (the agent's patterns applied; empty: none left).
+   */
+  | { event: "tools_changed"; step: number; server: string; tools: string[] };
 
 export type EmitEvent = (event: AgentEvent) => void;
 

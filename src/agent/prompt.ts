@@ -29,11 +29,34 @@ export function memoryPreamble(snippets: readonly MemorySnippet[]): string | und
   return `Possibly relevant notes from earlier conversations:\n${notes}`;
 }
 
-/** The messages as the model sees them: each user message's preamble in front of its content. */
-export function renderForModel(messages: readonly ChatMessage[]): ChatMessage[] {
-  return messages.map((message) => {
-    if (message.role !== "user" || message.preamble === undefined) return message;
+/**
+ * The messages as the model sees them: each user message's preamble in front of its content; the
+ * images tools returned, for a model that takes images (`images`), in one user message after the
+ * step's tool results (OpenAI's tool messages carry text only), each under the call it came from.
+ * Without `images` the tool results' text, which names each image, is all the model gets.
+ */
+export function renderForModel(messages: readonly ChatMessage[], options: { images?: boolean } = {}): ChatMessage[] {
+  const rendered: ChatMessage[] = [];
+  let pending: ContentPart[] = [];
+  const flush = (): void => {
+    if (pending.length > 0) rendered.push({ role: "user", content: pending });
+    pending = [];
+  };
+  for (const message of messages) {
+    if (message.role !== "tool") flush();
+    if (message.role === "tool" && message.images !== undefined) {
+      const { images, ...text } = message;
+      rendered.push(text);
+      if (options.images === true) pending.push({ type: "text", text: `The image${images.length === 1 ? "" : "s"} ${message.name} returned (call ${message.tool_call_id}):` }, ...images);
+      continue;
+    }
+    if (message.role !== "user" || message.preamble === undefined) {
+      rendered.push(message);
+      continue;
+    }
     const { preamble, content } = message;
-    return { role: "user", content: typeof content === "string" ? `${preamble}\n\n${content}` : [{ type: "text" as const, text: preamble }, ...content] };
-  });
+    rendered.push({ role: "user", content: typeof content === "string" ? `${preamble}\n\n${content}` : [{ type: "text" as const, text: preamble }, ...content] });
+  }
+  flush();
+  return rendered;
 }

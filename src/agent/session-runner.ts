@@ -6,7 +6,10 @@ import type { ModelLoadEvent } from "../engine/scheduler-types.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
+import type { McpPromptInfo, McpResourceList } from "../tools/tool-types.js";
+import type { EmitEvent } from "./events.js";
 import { inputText } from "./prompt.js";
+import { openingMessages } from "./mcp-input.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
@@ -35,6 +38,23 @@ export class SessionRunner {
     const engine = await this.deps.engineFor(agent.model);
     await Promise.all([engine.warmUp(options), this.deps.tools.start(signal)]);
     if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
+  }
+
+  /** The config's MCP servers that started (for `@server:uri` mentions). */
+  mcpServers(): string[] {
+    return this.deps.tools.mcpServers?.() ?? [];
+  }
+
+  /** The prompts of the config's MCP servers (started first). */
+  async mcpPrompts(signal: AbortSignal): Promise<McpPromptInfo[]> {
+    await this.deps.tools.start(signal);
+    return (await this.deps.tools.prompts?.(signal)) ?? [];
+  }
+
+  /** The resources and resource templates of the config's MCP servers (started first). */
+  async mcpResources(signal: AbortSignal): Promise<McpResourceList> {
+    await this.deps.tools.start(signal);
+    return (await this.deps.tools.resources?.(signal)) ?? { resources: [], templates: [] };
   }
 
   /** The agents configured, the default first, with the model each uses. */
@@ -139,10 +159,12 @@ export class SessionRunner {
         warnings.push(`discarded the unfinished turn ${checkpoint.trace_id} of this session (send resume: true to continue such a turn)`);
         await store.clearCheckpoint(userId, sessionId);
       }
-      [agentName] = this.resolveAgent(request.agent);
-      const input = request.input ?? "";
-      userInput = inputText(input);
-      turn = { messages: [{ role: "user", content: input }], step: 0, parseErrors: 0 };
+      let agent: AgentConfig;
+      [agentName, agent] = this.resolveAgent(request.agent);
+      const messages = await this.openingMessages(request, agent, options);
+      const first = messages[0];
+      userInput = first?.role === "user" ? inputText(first.content) : "";
+      turn = { messages, step: 0, parseErrors: 0 };
       traceId = randomBytes(8).toString("hex");
     }
     const log = (options.logger ?? this.deps.logger).child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
@@ -169,6 +191,14 @@ export class SessionRunner {
       }
       throw error;
     }
+  }
+
+  /** The user's input as the turn's first messages (MCP prompts and resources expanded). */
+  private async openingMessages(request: TurnRequest, agent: AgentConfig, options: TurnOptions): Promise<ChatMessage[]> {
+    const plain = request.prompt === undefined && (typeof request.input !== "object" || !request.input.some((part) => part.type === "resource"));
+    if (plain) return openingMessages(this.deps.tools, request, { images: false, signal: options.signal });
+    const engine = await this.deps.engineFor(agent.model);
+    return openingMessages(options.tools ?? this.deps.tools, request, { images: engine.capabilities.images, signal: options.signal });
   }
 
   /** The finished turns' messages, oldest first; never waits for a running turn when a reader is wired. */

@@ -106,6 +106,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
     engine,
     tools,
     descriptors,
+    toolPatterns: agent.tools,
     context,
     turn,
     ...sampling,

@@ -1,8 +1,9 @@
 import type { ToolCall } from "../engine/chat-types.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { ImagePart } from "../shared/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
-import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
+import type { ToolDescriptor, ToolProgress, ToolProvider } from "../tools/tool-types.js";
 import type { PendingToolCall } from "../store/store-types.js";
 import type { ApprovalCallback, EmitEvent } from "./events.js";
 import { checkToolArguments } from "./tool-arguments.js";
@@ -41,8 +42,15 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       input.emit(event);
     };
     // `is_error` only on failures, so a stored successful result is byte-identical to before.
-    const answer = (content: string, isError = true): void => {
-      turn.messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: capToolOutput(content, input.maxToolOutputBytes), ...(isError ? { is_error: true } : {}) });
+    const answer = (content: string, isError = true, images: ImagePart[] = []): void => {
+      turn.messages.push({
+        role: "tool",
+        tool_call_id: call.id,
+        name: call.name,
+        content: capToolOutput(content, input.maxToolOutputBytes),
+        ...(isError ? { is_error: true } : {}),
+        ...(images.length === 0 ? {} : { images }),
+      });
     };
     const descriptor = input.descriptors.get(call.name);
     const checked = call.error !== undefined
@@ -91,14 +99,16 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
     }
     emit({ event: "tool_start", step, tool: call.name, args: checked.args, call_id: call.id });
     const started = Date.now();
-    const result = await input.tools.call(call.name, checked.args, { signal: input.signal });
+    const onProgress = (progress: ToolProgress): void => emit({ event: "tool_progress", step, tool: call.name, ...progress, call_id: call.id });
+    const result = await input.tools.call(call.name, checked.args, { signal: input.signal, onProgress });
     const ms = Date.now() - started;
     const output = capToolOutput(result.content, input.maxToolOutputBytes);
     emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms, call_id: call.id, output });
     if (result.status === "cancelled" || input.signal.aborted) {
       throw new RuntimeError("cancelled", "Request cancelled");
     }
-    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`, result.status !== "ok");
+    const images = (result.images ?? []).map((image): ImagePart => ({ type: "image_url", image_url: { url: `data:${image.mimeType};base64,${image.data}` } }));
+    answer(result.status === "ok" ? result.content : `Error (${result.status}): ${result.content}`, result.status !== "ok", images);
     await input.save();
   }
   return null;

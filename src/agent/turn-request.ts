@@ -1,12 +1,13 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
-import type { ContentPart, SamplingOverrides } from "../engine/chat-types.js";
+import type { SamplingOverrides } from "../engine/chat-types.js";
 import type { Engine } from "../engine/engine.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolScope } from "../tools/scoped-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, EmitEvent } from "./events.js";
+import type { InputPart, PromptRef } from "./mcp-input.js";
 
 /* The turn types SessionRunner takes and session-turn.ts runs: their own file, so neither imports the other. */
 
@@ -16,7 +17,10 @@ export interface TurnRequest {
   agent?: string | undefined;
   /** A `llama.models` name the agent runs on instead of its own model (a downloaded model served on demand). */
   model?: string | undefined;
-  input?: string | ContentPart[] | undefined;
+  /** Text or content parts; a `resource` part attaches an MCP resource's contents. */
+  input?: string | InputPart[] | undefined;
+  /** An MCP prompt whose messages open the turn instead of `input`. */
+  prompt?: PromptRef | undefined;
   resume?: boolean | undefined;
   approve_execution?: boolean | undefined;
   /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */

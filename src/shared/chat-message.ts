@@ -1,6 +1,9 @@
 /** The conversation as every engine receives it and the store keeps it (OpenAI-shaped, since two of three engines speak it). */
 
-export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
+export type ContentPart = { type: "text"; text: string } | ImagePart;
+
+/** An image by URL (`data:` URLs for images that came from a tool). */
+export type ImagePart = { type: "image_url"; image_url: { url: string } };
 
 export interface ToolCall {
   /** Engine-assigned (or generated) id that the tool result refers back to. */
@@ -19,8 +22,12 @@ export type ChatMessage =
    */
   | { role: "user"; content: string | ContentPart[]; preamble?: string }
   | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
-  /** `is_error`: the call failed, was refused or declined (kept for replays; engines never send it). */
-  | { role: "tool"; tool_call_id: string; name: string; content: string; is_error?: boolean };
+  /**
+   * `is_error`: the call failed, was refused or declined (kept for replays; engines never send it).
+   * `images`: images the tool returned (MCP image content); `content` names each one. They reach
+   * a model that takes images in a user message after the step's tool results (renderForModel).
+   */
+  | { role: "tool"; tool_call_id: string; name: string; content: string; is_error?: boolean; images?: ImagePart[] };
 
 /** Flattens user content parts to text for engines without image input. */
 export function contentText(content: string | ContentPart[]): string {

@@ -9,6 +9,7 @@ import type { Checkpoint, HistoryEntry, SessionMeta } from "./store-types.js";
  */
 
 const contentPart = contentPartSchema();
+const imagePart = z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string() }) });
 
 const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 
@@ -16,7 +17,7 @@ const chatMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string() }),
   z.object({ role: z.literal("user"), content: z.union([z.string(), z.array(contentPart)]), preamble: z.string().optional() }),
   z.object({ role: z.literal("assistant"), content: z.string(), tool_calls: z.array(toolCall).optional() }),
-  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean().optional() }),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean().optional(), images: z.array(imagePart).optional() }),
 ]);
 
 const historyEntrySchema = z.object({

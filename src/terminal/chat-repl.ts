@@ -5,7 +5,7 @@ import type { TurnRequest } from "../agent/turn-request.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { toRuntimeError } from "../shared/runtime-error.js";
 import { ChatApprovals } from "./chat-approvals.js";
-import { CHAT_HELP, parseChatCommand, type ChatCommand } from "./chat-command.js";
+import { CHAT_HELP, parseChatCommand, resourceMentions, type ChatCommand } from "./chat-command.js";
 import type { ChatInput } from "./chat-input.js";
 import { runChatTurn } from "./chat-turn.js";
 import type { LineWriter } from "./line-writer.js";
@@ -155,7 +155,16 @@ export class ChatRepl {
       case "empty":
         return true;
       case "message":
-        await this.turn({ input: command.text });
+        await this.turn({ input: resourceMentions(command.text, this.options.runner.mcpServers()) ?? command.text });
+        return true;
+      case "prompt":
+        await this.turn({ prompt: { server: command.server, name: command.name, arguments: command.arguments } });
+        return true;
+      case "bad_prompt":
+        ui.line(style.yellow(command.problem));
+        return true;
+      case "prompts":
+        await this.listPrompts();
         return true;
       case "exit":
         return false;
@@ -218,6 +227,25 @@ export class ChatRepl {
     if (outcome.kind === "finished") this.totals.add(outcome.usage);
     if (outcome.kind === "failed") this.failures++;
     this.cancelledHere = outcome.kind === "cancelled";
+  }
+
+  /** /prompts: each as the command that runs it, its arguments (required ones bare) and description. */
+  private async listPrompts(): Promise<void> {
+    const { runner, ui, style } = this.options;
+    const { value: prompts, cancelled } = await this.cancellable(async (signal) => {
+      try {
+        return await runner.mcpPrompts(signal);
+      } catch (error) {
+        if (!signal.aborted) ui.line(style.red(`error: ${toRuntimeError(error).message}`));
+        return [];
+      }
+    });
+    if (cancelled) return;
+    if (prompts.length === 0) return ui.line("no MCP server offers prompts");
+    for (const prompt of prompts) {
+      const args = prompt.arguments.map((arg) => (arg.required === true ? `${arg.name}=…` : `[${arg.name}=…]`)).join(" ");
+      ui.line(`/${prompt.server}:${prompt.name}${args === "" ? "" : ` ${args}`}${prompt.description === undefined ? "" : `  ${style.dim(prompt.description)}`}`);
+    }
   }
 
   /** /resume: a paused turn asks about its waiting call first; an interrupted one just goes on. */

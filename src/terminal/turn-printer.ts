@@ -111,6 +111,15 @@ export class TurnPrinter {
         answers.endLine();
         ui.line(style.yellow(ABORT_TEXT[event.reason]));
         return;
+      // The tool line is open (its result completes it): progress is not drawn into it.
+      case "tool_progress":
+        return;
+      case "tools_changed":
+        this.closeThinking();
+        this.closeTool();
+        answers.endLine();
+        ui.line(style.dim(`${event.server} changed its tools: ${event.tools.length === 0 ? "none left" : event.tools.join(", ")}`));
+        return;
       case "model_load":
         if (event.state === "queued") ui.line(style.yellow(`waiting for memory to load ${event.model}${event.unloading ? ` (unloading ${event.unloading.join(", ")})` : " (the loaded models are busy)"}`));
         return;

@@ -1,7 +1,8 @@
 import { matchTools } from "./tool-glob.js";
 import { assignToolNames } from "./tool-names.js";
 import { unknownToolResult } from "./tool-results.js";
-import type { ToolCallResult, ToolDescriptor, ToolProvider } from "./tool-types.js";
+import { RuntimeError } from "../shared/runtime-error.js";
+import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallOptions, ToolCallResult, ToolDescriptor, ToolProvider } from "./tool-types.js";
 
 export interface ToolProviderPart {
   provider: ToolProvider;
@@ -37,7 +38,7 @@ export class CompositeToolProvider implements ToolProvider {
     return matchTools(this.combined().tools, patterns).tools;
   }
 
-  async call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult> {
     const { tools, routes } = this.combined();
     const route = routes.get(name);
     if (route === undefined || this.closed) return unknownToolResult(name, tools.map((tool) => tool.name));
@@ -52,6 +53,43 @@ export class CompositeToolProvider implements ToolProvider {
 
   missingToolNotes(): string[] {
     return this.parts.flatMap((part) => part.provider.missingToolNotes?.() ?? []);
+  }
+
+  async refreshed(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.provider.refreshed?.(signal) ?? Promise.resolve()));
+  }
+
+  mcpServers(): string[] {
+    return this.parts.flatMap((part) => part.provider.mcpServers?.() ?? []);
+  }
+
+  async prompts(signal?: AbortSignal): Promise<McpPromptInfo[]> {
+    const lists = await Promise.all(this.parts.map((part) => part.provider.prompts?.(signal) ?? Promise.resolve([])));
+    return lists.flat();
+  }
+
+  async getPrompt(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpMessage[]> {
+    const part = this.partOf(server, "prompt.server");
+    if (part.getPrompt === undefined) throw unknownServer(server, "prompt.server");
+    return part.getPrompt(server, name, args, signal);
+  }
+
+  async resources(signal?: AbortSignal): Promise<McpResourceList> {
+    const lists = await Promise.all(this.parts.map((part) => part.provider.resources?.(signal) ?? Promise.resolve({ resources: [], templates: [] })));
+    return { resources: lists.flatMap((list) => list.resources), templates: lists.flatMap((list) => list.templates) };
+  }
+
+  async readResource(server: string, uri: string, signal?: AbortSignal): Promise<McpContent[]> {
+    const part = this.partOf(server, "server");
+    if (part.readResource === undefined) throw unknownServer(server, "server");
+    return part.readResource(server, uri, signal);
+  }
+
+  /** The first part that runs the server (the config's come first, as for tool names). */
+  private partOf(server: string, param: string): ToolProvider {
+    const part = this.parts.find((candidate) => candidate.provider.mcpServers?.().includes(server) === true);
+    if (part === undefined) throw unknownServer(server, param);
+    return part.provider;
   }
 
   async close(): Promise<void> {
@@ -71,4 +109,8 @@ export class CompositeToolProvider implements ToolProvider {
     });
     return { tools, routes };
   }
+}
+
+function unknownServer(server: string, param: string): RuntimeError {
+  return new RuntimeError("invalid_params", `no MCP server "${server}" is running`, { details: { param } });
 }

@@ -22,6 +22,27 @@ export interface ToolCallResult {
   /** Text for the model: the tool's text content, or the error explained. */
   content: string;
   retryable: boolean;
+  /** Images the tool returned (MCP `image` content), also named in `content`; for models that take images. */
+  images?: ToolImage[];
+}
+
+export interface ToolImage {
+  mimeType: string;
+  /** Base64, as MCP carries it. */
+  data: string;
+}
+
+export interface ToolCallOptions {
+  signal?: AbortSignal;
+  /** A long tool's progress reports (MCP `notifications/progress`), as they arrive. */
+  onProgress?: (progress: ToolProgress) => void;
+}
+
+export interface ToolProgress {
+  /** Increases with each report; `total`, when the tool knows it, is where it ends. */
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**
@@ -33,7 +54,7 @@ export interface ToolProvider {
   start(signal?: AbortSignal): Promise<void>;
   /** The tools an agent may use: names or globs (`*`, `files_*`), `*` = all. */
   list(patterns: readonly string[]): ToolDescriptor[];
-  call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult>;
+  call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult>;
   /**
    * Why a call could not run (a path outside the workspace), checked before the user is asked to
    * approve it, so nobody is asked about a call that would be refused; null: it may run. `call`
@@ -45,7 +66,44 @@ export interface ToolProvider {
    * one sentence each: told to the model when it calls a tool that is not there.
    */
   missingToolNotes?(): string[];
+  /**
+   * Settles once the tool lists that servers announced changes of have been fetched again, so the
+   * next `list` has them (the agent waits on it before each model step). Rejects only when
+   * `signal` aborts the wait.
+   */
+  refreshed?(signal?: AbortSignal): Promise<void>;
+  /** The MCP servers this provider runs that started (for routing prompts and resources). */
+  mcpServers?(): string[];
+  /** MCP prompts of every ready server (docs/tools.md#prompts); absent: the provider has none. */
+  prompts?(signal?: AbortSignal): Promise<McpPromptInfo[]>;
+  /** One prompt expanded (`prompts/get`); a RuntimeError `invalid_params` for an unknown server or prompt. */
+  getPrompt?(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpMessage[]>;
+  /** MCP resources and resource templates of every ready server. */
+  resources?(signal?: AbortSignal): Promise<McpResourceList>;
+  /** One resource's contents (`resources/read`); a RuntimeError `invalid_params` for an unknown server. */
+  readResource?(server: string, uri: string, signal?: AbortSignal): Promise<McpContent[]>;
   close(): Promise<void>;
+}
+
+/** Content from an MCP server for the model: text (other kinds already described in it), or an image. */
+export type McpContent = { type: "text"; text: string } | { type: "image"; mimeType: string; data: string };
+
+/** One message of an expanded MCP prompt. */
+export interface McpMessage {
+  role: "user" | "assistant";
+  content: McpContent[];
+}
+
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: Array<{ name: string; description?: string; required?: boolean }>;
+}
+
+export interface McpResourceList {
+  resources: Array<{ server: string; uri: string; name: string; description?: string; mime_type?: string }>;
+  templates: Array<{ server: string; uri_template: string; name: string; description?: string; mime_type?: string }>;
 }
 
 /** Tools a front-door session brings on top of the config's (the composition root composes them). */

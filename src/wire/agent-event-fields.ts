@@ -19,9 +19,11 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "usage":
     case "loop_abort":
     case "model_load":
+    case "tools_changed":
       return { name, fields };
     // The fields added for ACP (call ids, full output, finish reason) are not part of seed 000's events.
     case "tool_start":
+    case "tool_progress":
     case "tool_done":
     case "final":
       return { name, fields: withoutExtras(fields) };

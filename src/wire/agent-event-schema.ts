@@ -19,6 +19,7 @@ export const agentEventSchemas = [
   z.strictObject({ event: z.literal("thinking_chunk"), step, delta: z.string() }),
   z.strictObject({ event: z.literal("llm_done"), step }),
   z.strictObject({ event: z.literal("tool_start"), step, tool: z.string(), args: z.unknown() }),
+  z.strictObject({ event: z.literal("tool_progress"), step, tool: z.string(), progress: z.number(), total: z.number().optional(), message: z.string().optional() }),
   z.strictObject({
     event: z.literal("tool_done"),
     step,
@@ -39,6 +40,7 @@ export const agentEventSchemas = [
     progress: z.number().min(0).max(1).optional(),
     unloading: z.array(z.string()).optional(),
   }),
+  z.strictObject({ event: z.literal("tools_changed"), step, server: z.string(), tools: z.array(z.string()) }),
 ] as const;
 
 export const agentEventSchema = z.discriminatedUnion("event", agentEventSchemas);

@@ -37,7 +37,7 @@ describe("serve-stdio v1 (built CLI)", () => {
     assert.match(result.server.version, /^\d+\.\d+\.\d+/);
     assert.equal(typeof result.capabilities.parallel_chat, "boolean");
     assert.equal(typeof result.capabilities.targeted_cancel, "boolean");
-    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "shutdown"]);
+    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "mcp_prompts", "mcp_resources", "shutdown"]);
     assert.equal(result.capabilities.parallel_chat, true);
     assert.equal(result.capabilities.targeted_cancel, true);
     const none = await proc.request({ id: "init-2", method: "initialize", params: { protocol_versions: [2, 3] } });
@@ -75,13 +75,13 @@ describe("serve-stdio v1 (built CLI)", () => {
   it("a chat without input, or with a misspelt param, is invalid_request naming the param (with a hint)", async () => {
     const proc = await serve();
     const missing = await proc.request({ id: "n1", method: "chat", params: { session_id: "s1" } });
-    assert.deepEqual([missing.type, missing.code, missing.message], ["error", "invalid_request", 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true']);
+    assert.deepEqual([missing.type, missing.code, missing.message], ["error", "invalid_request", 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true or a prompt is given']);
     const empty = await proc.request({ id: "n2", method: "chat", params: { input: "" } });
     assert.equal(empty.code, "invalid_request");
     const typo = await proc.request({ id: "n3", method: "chat", params: { sesion_id: "s1", input: "hi" } });
     assert.equal(typo.code, "invalid_request");
-    assert.equal(typo.message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, resume, approve_execution, keep_alive');
-    assert.deepEqual(typo.details, { issues: [{ param: "sesion_id", message: 'unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, resume, approve_execution, keep_alive' }] });
+    assert.equal(typo.message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive');
+    assert.deepEqual(typo.details, { issues: [{ param: "sesion_id", message: 'unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive' }] });
     const far = await proc.request({ id: "n4", method: "warm_up", params: { zzzzzz: 1 } });
     assert.equal(far.message, 'Invalid params for "warm_up": zzzzzz: unknown param; accepted: agent, keep_alive');
     assert.equal(await stop(proc), 0);

@@ -76,6 +76,28 @@ describe("prompt", () => {
     assert.deepEqual(renderForModel([{ role: "user", content: "plain" }]), [{ role: "user", content: "plain" }]);
   });
 
+  it("gives the images tools returned in one user message after the step's tool results, only to a model that takes images", () => {
+    const png = { type: "image_url" as const, image_url: { url: "data:image/png;base64,AAAA" } };
+    const gif = { type: "image_url" as const, image_url: { url: "data:image/gif;base64,BBBB" } };
+    const turn: ChatMessage[] = [
+      { role: "user", content: "look" },
+      { role: "assistant", content: "", tool_calls: [{ id: "a", name: "shot", arguments: "{}" }, { id: "b", name: "echo", arguments: "{}" }, { id: "c", name: "gif", arguments: "{}" }] },
+      { role: "tool", tool_call_id: "a", name: "shot", content: "[image: image/png, 3 bytes]", images: [png] },
+      { role: "tool", tool_call_id: "b", name: "echo", content: "hi" },
+      { role: "tool", tool_call_id: "c", name: "gif", content: "[image: image/gif, 3 bytes]", images: [gif, gif] },
+      { role: "assistant", content: "seen" },
+    ];
+    const textOnly = turn.map((m) => (m.role === "tool" ? { role: m.role, tool_call_id: m.tool_call_id, name: m.name, content: m.content } : m));
+    assert.deepEqual(renderForModel(turn), textOnly);
+    assert.deepEqual(renderForModel(turn, { images: true }), [
+      ...textOnly.slice(0, 5),
+      { role: "user", content: [{ type: "text", text: "The image shot returned (call a):" }, png, { type: "text", text: "The images gif returned (call c):" }, gif, gif] },
+      textOnly[5],
+    ]);
+    // Rendering what was rendered changes nothing (the loop renders the fitted context again).
+    assert.deepEqual(renderForModel(renderForModel(turn, { images: true }), { images: true }), renderForModel(turn, { images: true }));
+  });
+
   it("drops history oldest-first in whole turns (counted by the model's tokenizer) and keeps system and current turn", async () => {
     const turnOf = (i: number): ChatMessage[] => [
       { role: "user", content: `question ${i} ${"x".repeat(300)}` },

@@ -112,7 +112,7 @@ describe("createDispatcher: params of the wrong shape say what is accepted", () 
   });
 
   it("inside a list, the bad part is named (the list itself was the right type)", async () => {
-    assert.equal((await failure("chat", { input: [{ type: "video" }] })).message, 'Invalid params for "chat": input.0.type: must be one of "text", "image_url" (found "video")');
+    assert.equal((await failure("chat", { input: [{ type: "video" }] })).message, 'Invalid params for "chat": input.0.type: must be one of "text", "image_url", "resource" (found "video")');
     assert.equal((await failure("chat", { input: [{ type: "text", text: "a" }, { type: "text" }] })).message, 'Invalid params for "chat": input.1.text: is required: must be a string');
     assert.equal((await failure("chat", { input: [{ type: "image_url", image_url: { url: 7 } }] })).message, 'Invalid params for "chat": input.0.image_url.url: must be a string (found 7)');
   });
@@ -123,8 +123,8 @@ describe("createDispatcher: params of the wrong shape say what is accepted", () 
   });
 
   it("keeps the messages that already say what is wrong", async () => {
-    assert.equal((await failure("chat", { sesion_id: "s", input: "hi" })).message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, resume, approve_execution, keep_alive');
-    assert.equal((await failure("chat", {})).message, 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true');
+    assert.equal((await failure("chat", { sesion_id: "s", input: "hi" })).message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive');
+    assert.equal((await failure("chat", {})).message, 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true or a prompt is given');
   });
 
   it("accepts what it accepted before", async () => {

@@ -32,7 +32,7 @@ describe("toToolCallResult", () => {
     assert.deepEqual(result, { status: "ok", content: "a\nb", retryable: false });
   });
 
-  it("summarizes binary content", () => {
+  it("names binary content in the text, passes images on, and gives embedded text under its URI", () => {
     const data = Buffer.alloc(1234).toString("base64");
     const result = toToolCallResult(
       {
@@ -48,13 +48,20 @@ describe("toToolCallResult", () => {
     );
     assert.equal(
       result.content,
-      "[image: image/png, 1234 bytes]\n[audio: audio/wav, 10 bytes]\n[resource link: file:///x.txt]\ninline text\n[resource: file:///z.bin, application/octet-stream, 7 bytes]",
+      "[image: image/png, 1234 bytes]\n[audio: audio/wav, 10 bytes]\n[resource link: file:///x.txt]\n[resource: file:///y.txt]\ninline text\n[resource: file:///z.bin, application/octet-stream, 7 bytes]",
     );
+    assert.deepEqual(result.images, [{ mimeType: "image/png", data }]);
   });
 
   it("gives structuredContent as JSON when there is no content", () => {
     assert.equal(toToolCallResult({ content: [], structuredContent: { answer: 42 } }, 1000).content, '{"answer":42}');
     assert.equal(toToolCallResult({ toolResult: { legacy: true } }, 1000).content, '{"legacy":true}');
+  });
+
+  it("adds structuredContent as JSON when no block is text, never when one is", () => {
+    const data = Buffer.alloc(3).toString("base64");
+    assert.equal(toToolCallResult({ content: [{ type: "image", mimeType: "image/gif", data }], structuredContent: { n: 1 } }, 1000).content, '[image: image/gif, 3 bytes]\n{"n":1}');
+    assert.deepEqual(toToolCallResult({ content: [{ type: "text", text: "one" }], structuredContent: { n: 1 } }, 1000), { status: "ok", content: "one", retryable: false });
   });
 
   it("maps isError to status error, not retryable, with its text", () => {

@@ -37,10 +37,12 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "llm_start":
     case "llm_done":
     case "tool_start":
+    case "tool_progress":
     case "tool_done":
     case "final":
     case "loop_abort":
     case "model_load":
+    case "tools_changed":
       return named;
     default: {
       const unreachable: never = event;

@@ -17,23 +17,34 @@ export const initializeParams = z
   .loose();
 
 const contentPart = contentPartSchema();
+/** An MCP resource attached to the input: its contents are given to the model (docs/tools.md#resources). */
+const resourcePart = z.object({ type: z.literal("resource"), server: z.string().min(1), uri: z.string().min(1) }).strict();
 
 export const chatParams = z
   .object({
     user_id: z.string().optional(),
     session_id: z.string().optional(),
     agent: z.string().optional(),
-    input: z.union([z.string(), z.array(contentPart)]).optional(),
+    input: z.union([z.string(), z.array(z.discriminatedUnion("type", [...contentPart.options, resourcePart]))]).optional(),
+    /** An MCP prompt whose messages open the turn instead of `input`. */
+    prompt: z.object({ server: z.string().min(1), name: z.string().min(1), arguments: z.record(z.string(), z.string()).optional() }).strict().optional(),
     resume: z.boolean().default(false),
     approve_execution: z.boolean().default(false),
     /** Seconds the model stays loaded once idle after this turn: 0 = unload then, -1 = never (docs/models.md). */
     keep_alive: z.number().int().min(-1).optional(),
   })
   .strict()
-  .refine((params) => params.resume || (params.input !== undefined && params.input.length > 0), {
-    message: "required (a non-empty string or content parts) unless resume is true",
+  .refine((params) => params.resume || params.prompt !== undefined || (params.input !== undefined && params.input.length > 0), {
+    message: "required (a non-empty string or content parts) unless resume is true or a prompt is given",
     path: ["input"],
+  })
+  .refine((params) => params.prompt === undefined || (params.input === undefined && !params.resume), {
+    message: "a prompt opens a new turn: give it without input and without resume",
+    path: ["prompt"],
   });
+
+/** `mcp_prompts` / `mcp_resources`: nothing to choose. */
+export const mcpListParams = z.object({}).strict();
 
 export const planParams = z
   .object({

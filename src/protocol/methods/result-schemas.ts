@@ -45,6 +45,24 @@ export const chatResult = z.strictObject({
 
 export const chatEvents = agentEventSchema;
 
+/** `mcp_prompts`: the prompts of every running MCP server. */
+export const mcpPromptsResult = z.strictObject({
+  prompts: z.array(
+    z.strictObject({
+      server: z.string(),
+      name: z.string(),
+      description: z.string().optional(),
+      arguments: z.array(z.strictObject({ name: z.string(), description: z.string().optional(), required: z.boolean().optional() })),
+    }),
+  ),
+});
+
+/** `mcp_resources`: the resources and resource templates of every running MCP server. */
+export const mcpResourcesResult = z.strictObject({
+  resources: z.array(z.strictObject({ server: z.string(), uri: z.string(), name: z.string(), description: z.string().optional(), mime_type: z.string().optional() })),
+  templates: z.array(z.strictObject({ server: z.string(), uri_template: z.string(), name: z.string(), description: z.string().optional(), mime_type: z.string().optional() })),
+});
+
 export const warmUpResult = z.strictObject({ status: ok, ms: z.number().nonnegative() });
 
 /** JSON-RPC `$/cancelRequest`: a notification, answered (null) only when sent with an id. */

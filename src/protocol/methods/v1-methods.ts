@@ -18,6 +18,7 @@ import { psMethod } from "./ps.js";
 import { metricsMethod, type MetricsSnapshot } from "./metrics.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
+import { mcpPromptsMethod, mcpResourcesMethod } from "./mcp-lists.js";
 
 /** What the v1 methods need from the runtime (the composition root provides it). */
 export interface V1Services {
@@ -60,6 +61,8 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("unload", unloadMethod((model) => services.unload(model)));
   table.set("ps", psMethod(() => services.ps()));
   table.set("metrics", metricsMethod(() => services.metrics?.() ?? Promise.resolve({ metrics: [] })));
+  table.set("mcp_prompts", mcpPromptsMethod(() => services.sessionRunner()));
+  table.set("mcp_resources", mcpResourcesMethod(() => services.sessionRunner()));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;

@@ -2,11 +2,11 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
-import type { ToolCallResult } from "../tool-types.js";
+import type { ToolCallResult, ToolProgress } from "../tool-types.js";
 import { toToolCallResult } from "./call-result.js";
 import type { McpAuth } from "./mcp-auth.js";
 import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
-import { closeSession, errorText, listAllTools, openSession, withStderr, type McpSession } from "./mcp-session.js";
+import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
 import { ReconnectBackoff } from "./reconnect-backoff.js";
 import { droppedMessage } from "./remote-drop.js";
 
@@ -20,6 +20,8 @@ export interface McpConnectionDeps {
   startTimeoutMs: number;
   /** OAuth for remote servers (absent: none is attempted). */
   auth?: McpAuth;
+  /** The server's tool list was fetched again after it announced a change (`tools` is the new list). */
+  onToolsChanged?: (connection: McpConnection) => void;
 }
 
 /**
@@ -35,7 +37,11 @@ export class McpConnection {
   /** Why it failed or crashed last; kept after a restart for status(). */
   lastError: string | undefined;
   tools: Tool[] = [];
+  /** Set once the first start listed the tools: from then on they are offered, across crashes and restarts. */
+  listed = false;
   private session: McpSession | undefined;
+  /** The fetch a `tools/list_changed` started; the next model step waits for it (see refreshed()). */
+  private refreshing: Promise<void> | undefined;
   private opening: Promise<McpSession> | undefined;
   private crashUnreported = false;
   private readonly sessions = new Set<McpSession>();
@@ -66,6 +72,7 @@ export class McpConnection {
       if (session.closed) throw new Error(withStderr(`server "${this.server}" exited right after listing its tools`, session));
       this.session = session;
       this.state = "ready";
+      this.listed = true;
       this.logger.info({ pid: session.pid, tools: this.tools.length }, "MCP server ready");
       return this.tools;
     } catch (error) {
@@ -79,7 +86,7 @@ export class McpConnection {
   }
 
   /** `label` is the name the model knows the tool by, for messages. */
-  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName): Promise<ToolCallResult> {
+  async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName, onProgress?: (progress: ToolProgress) => void): Promise<ToolCallResult> {
     if (signal?.aborted === true) return cancelledResult();
     let session: McpSession;
     try {
@@ -94,7 +101,12 @@ export class McpConnection {
     const combined = signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     try {
       // The SDK sends notifications/cancelled to the server when `combined` aborts.
-      const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs });
+      const onprogress = (report: ToolProgress): void => {
+        this.logger.debug({ tool: remoteName, progress: report.progress, total: report.total, message: report.message }, "MCP tool progress");
+        onProgress?.({ progress: report.progress, ...(report.total === undefined ? {} : { total: report.total }), ...(report.message === undefined ? {} : { message: report.message }) });
+      };
+      // Progress does not extend timeout_ms: it bounds the whole run, as documented.
+      const result = await session.client.callTool({ name: remoteName, arguments: args }, undefined, { signal: combined, timeout: timeoutMs, onprogress });
       return toToolCallResult(result, this.deps.maxOutputBytes);
     } catch (error) {
       if (isAborted(signal)) return cancelledResult();
@@ -104,6 +116,60 @@ export class McpConnection {
       }
       return this.failure(error, { ErrorCode, McpError });
     }
+  }
+
+  /** Settles once the tool lists that announced changes started are fetched (never rejects). */
+  refreshed(): Promise<void> {
+    return this.refreshing ?? Promise.resolve();
+  }
+
+  /**
+   * A change announced by the live session: its tools are listed again (one fetch at a time; a
+   * change announced during a fetch fetches once more after it). Prompts and resources are
+   * listed on demand, so their changes are only logged.
+   */
+  private onListChanged(session: McpSession, list: McpListKind): void {
+    if (session !== this.session || this.isClosed()) return;
+    this.logger.info({ list }, "MCP server announced a list change");
+    if (list !== "tools") return;
+    const previous = this.refreshing ?? Promise.resolve();
+    const refresh = previous.then(() => this.refreshTools(session));
+    this.refreshing = refresh;
+    void refresh.then(() => {
+      if (this.refreshing === refresh) this.refreshing = undefined;
+    });
+  }
+
+  private async refreshTools(session: McpSession): Promise<void> {
+    if (session !== this.session || this.isClosed()) return;
+    try {
+      const tools = await listAllTools(session, this.deps.startTimeoutMs, this.logger);
+      if (session !== this.session || this.isClosed()) return;
+      this.tools = tools;
+      this.logger.info({ tools: tools.map((tool) => tool.name) }, "MCP tool list changed");
+      this.deps.onToolsChanged?.(this);
+    } catch (error) {
+      // The old list stays: a call to a tool that is gone gets the server's own error.
+      this.logger.warn({ err: error }, "listing the MCP server's tools again failed; the previous list stays");
+    }
+  }
+
+  /** What the server declared in the handshake (prompts, resources...); undefined before it. */
+  get capabilities(): ReturnType<McpSession["client"]["getServerCapabilities"]> {
+    return this.session?.client.getServerCapabilities();
+  }
+
+  logFailure(request: string, error: unknown): void {
+    this.logger.warn({ err: error, request }, "MCP server request failed");
+  }
+
+  /**
+   * The live session's SDK client, for requests other than tool calls (prompts, resources): the
+   * server is (re)started as a call would; a crash is reported by the next tool call, not here.
+   */
+  async liveClient(signal: AbortSignal | undefined): Promise<McpSession["client"]> {
+    if (this.state === "crashed") this.restartIfDown();
+    return (await this.ready(signal)).client;
   }
 
   /** A method, not a comparison, so TypeScript does not keep a narrowing across awaits. */
@@ -197,6 +263,7 @@ export class McpConnection {
         startTimeoutMs: this.deps.startTimeoutMs,
         onClose: (session) => this.onClosed(session),
         authProvider: isRemoteServer(this.config) ? this.deps.auth?.providerFor(this.server, this.config) : undefined,
+        onListChanged: (session, list) => this.onListChanged(session, list),
       },
       (session) => this.sessions.add(session),
     );

@@ -39,7 +39,16 @@ export interface OpenSessionOptions {
   onClose: (session: McpSession) => void;
   /** OAuth for a remote server (McpAuth); none for stdio or a server with its own Authorization header. */
   authProvider?: OAuthClientProvider | undefined;
+  /**
+   * A `notifications/<list>/list_changed` from the server. The SDK dispatches it before a
+   * response that follows it on the wire settles its request, so a refresh started here is known
+   * before the tool call that caused it returns.
+   */
+  onListChanged?: (session: McpSession, list: McpListKind) => void;
 }
+
+/** The lists a server may announce changes of. */
+export type McpListKind = "tools" | "prompts" | "resources";
 
 /**
  * Spawns the server over stdio (or connects to a remote one) and runs the MCP handshake, bounded
@@ -56,6 +65,18 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   // Registered before spawning, so a close() racing with the handshake still ends this child.
   register(session);
   client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
+  const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+  // A server's own log messages (notifications/message) go to our log at debug, never to stdout.
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    const { level, logger: name, data } = notification.params;
+    logger.debug({ level, ...(name === undefined ? {} : { logger: name }), data }, "MCP server log");
+  });
+  const onListChanged = options.onListChanged;
+  if (onListChanged !== undefined) {
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged(session, "tools"));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged(session, "prompts"));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onListChanged(session, "resources"));
+  }
   client.onclose = () => {
     session.closed = true;
     options.onClose(session);

@@ -5,9 +5,11 @@ import { DEFAULT_MAX_OUTPUT_BYTES } from "../output-cap.js";
 import { matchTools } from "../tool-glob.js";
 import { assignToolNames } from "../tool-names.js";
 import { errorResult, unknownToolResult } from "../tool-results.js";
-import type { ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
 import { LoginRequiredError } from "./login-required.js";
 import type { McpAuth } from "./mcp-auth.js";
+import type { McpContent, McpMessage, McpPromptInfo, McpResourceList, ToolCallOptions, ToolCallResult, ToolDescriptor, ToolProvider } from "../tool-types.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import { getPrompt, listPrompts, listResources, readResource } from "./mcp-catalog.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
 
@@ -73,6 +75,7 @@ export class McpToolProvider implements ToolProvider {
           maxOutputBytes,
           startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
           ...(deps.auth === undefined ? {} : { auth: deps.auth }),
+          onToolsChanged: () => this.assignNames(),
         }),
     );
   }
@@ -98,7 +101,7 @@ export class McpToolProvider implements ToolProvider {
     }));
   }
 
-  async call(name: string, args: Record<string, unknown>, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async call(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<ToolCallResult> {
     if (this.closed) return errorResult("the tool provider is closed", false);
     try {
       await this.start(options.signal);
@@ -108,7 +111,7 @@ export class McpToolProvider implements ToolProvider {
     const entry = this.entries.get(name);
     if (entry === undefined) return this.unknownTool(name);
     const started = Date.now();
-    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name);
+    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
   }
@@ -125,6 +128,44 @@ export class McpToolProvider implements ToolProvider {
     return notes.length === 0 ? result : errorResult([result.content, ...notes].join("; "), false);
   }
 
+  mcpServers(): string[] {
+    return this.connections.filter((connection) => connection.listed).map((connection) => connection.server);
+  }
+
+  async prompts(signal?: AbortSignal): Promise<McpPromptInfo[]> {
+    await this.start(signal);
+    return listPrompts(this.connections, signal);
+  }
+
+  async getPrompt(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpMessage[]> {
+    await this.start(signal);
+    return getPrompt(this.connectionOf(server, "prompt.server"), name, args, signal);
+  }
+
+  async resources(signal?: AbortSignal): Promise<McpResourceList> {
+    await this.start(signal);
+    return listResources(this.connections, signal);
+  }
+
+  async readResource(server: string, uri: string, signal?: AbortSignal): Promise<McpContent[]> {
+    await this.start(signal);
+    return readResource(this.connectionOf(server, "server"), uri, signal);
+  }
+
+  private connectionOf(server: string, param: string): McpConnection {
+    const connection = this.connections.find((candidate) => candidate.server === server);
+    if (connection === undefined || !connection.listed) {
+      const known = this.connections.filter((candidate) => candidate.listed).map((candidate) => candidate.server);
+      throw new RuntimeError("invalid_params", `no MCP server "${server}" is running; running: ${known.join(", ") || "none"}`, { details: { param } });
+    }
+    return connection;
+  }
+
+  /** Waits for the tool lists that servers announced changes of (`notifications/tools/list_changed`). */
+  async refreshed(signal?: AbortSignal): Promise<void> {
+    await raceAbort(Promise.all(this.connections.map((connection) => connection.refreshed())), signal);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.connections.map((connection) => connection.close()));
@@ -134,16 +175,25 @@ export class McpToolProvider implements ToolProvider {
     // A start after close() must not spawn anything: close() promised no children.
     if (this.closed) return;
     const outcomes = await Promise.allSettled(this.connections.map((connection) => connection.start()));
-    const remote: Array<{ connection: McpConnection; tool: McpConnection["tools"][number] }> = [];
     outcomes.forEach((outcome, index) => {
       const connection = this.connections[index] as McpConnection;
-      if (outcome.status === "fulfilled") {
-        for (const tool of outcome.value) remote.push({ connection, tool });
-      } else if (connection.state !== "closed") {
+      if (outcome.status === "rejected" && connection.state !== "closed") {
         this.logger.error({ server: connection.server, err: outcome.reason }, "MCP server failed to start; its tools are unavailable");
       }
     });
+    this.assignNames();
+    this.warnUnknownApprovals();
+  }
+
+  /**
+   * The exposed names of every ready server's tools, in config order (so they never depend on
+   * timing); again whenever a server's list changes, so a clash resolves the same way it would
+   * have at start.
+   */
+  private assignNames(): void {
+    const remote = this.connections.filter((connection) => connection.listed).flatMap((connection) => connection.tools.map((tool) => ({ connection, tool })));
     const names = assignToolNames(remote.map(({ connection, tool }) => ({ server: connection.server, remoteName: tool.name })));
+    this.entries.clear();
     remote.forEach(({ connection, tool }, index) => {
       const name = names[index] as string;
       const descriptor: ToolDescriptor = {
@@ -158,7 +208,6 @@ export class McpToolProvider implements ToolProvider {
       this.entries.set(name, { descriptor, connection });
     });
     this.ordered = [...this.entries.values()].map((entry) => entry.descriptor);
-    this.warnUnknownApprovals();
   }
 
   /** A requires_approval entry naming no tool is likely a typo, and a typo here disables a safeguard. */
