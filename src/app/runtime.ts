@@ -25,6 +25,8 @@ import { createModelMemory } from "./model-memory.js";
 import { createModelServices, type ModelServices } from "./model-services.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
+import { modelTokenizer } from "./model-tokenizer.js";
+import type { TokenizerService } from "../protocol/methods/tokenize.js";
 
 export interface RuntimeOptions {
   configState: ConfigState;
@@ -69,6 +71,8 @@ export interface Runtime {
   pull(call: PullCall): Promise<PullResult>;
   /** Frees the named loaded model, or every one; resolves with the names that were loaded. Needs a valid config. */
   unload(model?: string): Promise<string[]>;
+  /** The stdio `tokenize` / `detokenize` methods: a model's tokenizer. Needs a valid config. */
+  tokenizer(): TokenizerService;
   close(): Promise<void>;
 }
 
@@ -125,6 +129,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     pull: (call) => modelServices().puller.pull(call),
     // Building the core starts nothing (engines load lazily); it answers an unknown name too.
     unload: (model) => agentCore().engines.unload(model),
+    tokenizer: () => modelTokenizer(requireConfig(configState), (name) => agentCore().engines.get(name), defaultAgentModel),
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,

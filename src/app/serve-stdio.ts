@@ -42,6 +42,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
           pull: async (call) => (await runtime.get()).pull(call),
           unload: async (model) => (await runtime.get()).unload(model),
           ps: async () => (await runtime.get()).engines().ps(),
+          tokenizer: async () => (await runtime.get()).tokenizer(),
         },
         control,
         wire,

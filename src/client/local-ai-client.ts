@@ -18,6 +18,10 @@ import type {
   RequestId,
   StatusResult,
   UnloadResult,
+  TokenizeParams,
+  TokenizeResult,
+  DetokenizeParams,
+  DetokenizeResult,
   PsResult,
   WarmUpParams,
   WarmUpResult,
@@ -165,6 +169,16 @@ export class LocalAiClient extends EventEmitter<LocalAiClientEvents> {
   /** The memory budget and every configured model: loaded or not, its memory, idle expiry, pin, requests in flight. */
   ps(options: CallOptions = {}): Promise<PsResult> {
     return this.request("ps", {}, options);
+  }
+
+  /** The model's own tokenizer (`model` absent: the default agent's model): token ids, and their texts with `with_pieces`. */
+  tokenize(params: TokenizeParams, options: CallOptions = {}): Promise<TokenizeResult> {
+    return this.request("tokenize", { ...params }, options);
+  }
+
+  /** Token ids back to text with the model's tokenizer. */
+  detokenize(params: DetokenizeParams, options: CallOptions = {}): Promise<DetokenizeResult> {
+    return this.request("detokenize", { ...params }, options);
   }
 
   /** Any method, for what the typed calls do not cover; `onEvent` gets its events (without `id`/`type`). */

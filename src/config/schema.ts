@@ -69,6 +69,12 @@ export const modelSchema = z.strictObject({
    * history; least recently used states are deleted beyond it. 0 = off.
    */
   kv_cache_disk_bytes: z.number().int().min(0).default(1024 * MiB),
+  /**
+   * A reranker (POST /v1/rerank): llama-server is launched with `--reranking` (it then serves
+   * rerank, not chat). The embedded engine reads it from the GGUF (a rank-pooling head) and needs
+   * no flag; `openai` upstreams decide for themselves.
+   */
+  rerank: z.boolean().default(false),
   extra_args: z.array(z.string()).default([]),
   base_url: z.string().url().nullable().default(null),
   api_key: z.string().nullable().default(null),

@@ -14,6 +14,8 @@ import { registerMessagesRoutes } from "./messages/messages-routes.js";
 import { registerChatRoute } from "./openai/chat-route.js";
 import { registerCompletionsRoute } from "./openai/completions-route.js";
 import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
+import { registerRerankRoute } from "./openai/rerank-route.js";
+import { registerTokenizeRoutes } from "./routes/tokenize.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerModelsRoute } from "./routes/models.js";
 import { ResponseStore } from "./responses/response-store.js";
@@ -47,7 +49,10 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const ring = keys.length === 0 ? null : new KeyRing(keys);
 
   app.use("*", hostCheck(settings));
+  // The llama-server paths outside /v1 (rerank, tokenize) are guarded as /v1 is.
+  const topLevel = ["/rerank", "/tokenize", "/detokenize"];
   app.use("/v1/*", crossSiteGuard(settings));
+  for (const path of topLevel) app.use(path, crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"] }));
@@ -56,16 +61,16 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   // One instance: its per-key limits are shared by every path it guards (a route outside /v1/* that
   // needs a key, such as a metrics endpoint, uses this same `auth`).
   const auth = keyAuth(ring, keys, deps.logger);
-  app.use("/v1/*", auth);
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: settings.maxBodyBytes,
-      onError: () => {
-        throw new HttpError("payload_too_large", `The request body is larger than http.max_body_bytes (${settings.maxBodyBytes} bytes)`);
-      },
-    }),
-  );
+  const bodyLimited = bodyLimit({
+    maxSize: settings.maxBodyBytes,
+    onError: () => {
+      throw new HttpError("payload_too_large", `The request body is larger than http.max_body_bytes (${settings.maxBodyBytes} bytes)`);
+    },
+  });
+  for (const path of ["/v1/*", ...topLevel]) {
+    app.use(path, auth);
+    app.use(path, bodyLimited);
+  }
   registerModelsRoute(app, deps, resolver, startedAt);
   registerChatRoute(app, deps, resolver, gate, inFlight);
   registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
@@ -73,6 +78,8 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, resolver, deps.models);
     registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
+    registerRerankRoute(app, deps, resolver, deps.models);
+    registerTokenizeRoutes(app, deps, resolver, deps.models);
   }
 
   app.notFound((c) => {

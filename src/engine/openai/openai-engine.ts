@@ -16,6 +16,8 @@ import { cancelledError } from "./openai-errors.js";
 import { probeModels } from "./probe-models.js";
 import { streamOpenAiCompletion } from "./openai-completion-stream.js";
 import { embedViaOpenAi } from "./openai-embeddings.js";
+import { rerankViaOpenAi } from "./openai-rerank.js";
+import type { RerankRequest, RerankResult } from "../rerank-types.js";
 
 export interface OpenAiEngineDeps {
   logger: Logger;
@@ -176,6 +178,17 @@ export class OpenAiEngine implements Engine {
     const link = this.linked(request.signal);
     try {
       return await embedViaOpenAi(this.client, this.model, { ...request, signal: link.signal });
+    } finally {
+      link.done();
+    }
+  }
+
+  /** Passed through to the upstream's /rerank (Jina / Cohere / vLLM shape); it decides which models rerank. */
+  async rerank(request: RerankRequest): Promise<RerankResult> {
+    this.assertOpen();
+    const link = this.linked(request.signal);
+    try {
+      return await rerankViaOpenAi(this.client, this.model, { ...request, signal: link.signal });
     } finally {
       link.done();
     }

@@ -14,6 +14,7 @@ import { planMethod, type PlanSelection } from "./plan.js";
 import { shutdownMethod } from "./shutdown.js";
 import { pullMethod, type PullService } from "./pull.js";
 import { psMethod } from "./ps.js";
+import { detokenizeMethod, tokenizeMethod, type TokenizerService } from "./tokenize.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 
@@ -33,6 +34,8 @@ export interface V1Services {
   unload(model: string | undefined): Promise<string[]>;
   /** `ps`: the budget and every configured model's state (needs a valid config). */
   ps(): Promise<PsReport>;
+  /** `tokenize` / `detokenize`: a model's tokenizer (needs a valid config). */
+  tokenizer(): Promise<TokenizerService>;
 }
 
 /**
@@ -53,6 +56,8 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("pull", pullMethod(services.pull));
   table.set("unload", unloadMethod((model) => services.unload(model)));
   table.set("ps", psMethod(() => services.ps()));
+  table.set("tokenize", tokenizeMethod(() => services.tokenizer()));
+  table.set("detokenize", detokenizeMethod(() => services.tokenizer()));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;
