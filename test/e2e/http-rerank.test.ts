@@ -19,6 +19,8 @@ const llamaServer = findLlamaServerBinary();
 if (llamaServer === null) process.stderr.write(LLAMA_SERVER_MISSING_MESSAGE);
 const skipServer = llamaServer === null ? "llama-server not built: npm run build:llama-server" : false;
 
+const FULL = "full-rights-token-0123456789";
+const RANKER_ONLY = "ranker-only-token-0123456789";
 const QUERY = "the cat and the dog";
 const DOCUMENTS = ["the cat and the dog", "red stone river", "hello world", "a tiny model of the sun", "the cat"];
 const TEXTS = ["hello world", "The cat ran to the river, slowly.", "<s> a tiny model </s>", "ünïcode ✓ 12345"];
@@ -51,6 +53,12 @@ before(async () => {
       },
     },
     agents: { assistant: { model: "default" } },
+    http: {
+      keys: [
+        { name: "all", token: FULL },
+        { name: "ranker", token: RANKER_ONLY, models: ["ranker"], endpoints: ["/v1/rerank", "/tokenize"] },
+      ],
+    },
   });
   server = await startHttpServer(yaml);
   llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.warn });
@@ -70,8 +78,9 @@ interface RerankAnswer {
   results: Array<{ index: number; relevance_score: number; document?: { text: string } }>;
 }
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${server.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+async function post(path: string, body: unknown, token: string | null = FULL): Promise<{ status: number; json: unknown }> {
+  const headers: Record<string, string> = { "Content-Type": "application/json", ...(token === null ? {} : { Authorization: `Bearer ${token}` }) };
+  const response = await fetch(`${server.base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
   return { status: response.status, json: await response.json() };
 }
 
@@ -162,6 +171,34 @@ describe("POST /v1/rerank (built CLI)", () => {
     const top = await rerank({ model: "served_ranker", query: QUERY, documents: DOCUMENTS, top_n: 1, return_documents: true });
     assert.equal(top.results.length, 1);
     assert.equal(top.results[0]?.document?.text, DOCUMENTS[top.results[0]?.index ?? -1]);
+  });
+});
+
+describe("API keys on the new endpoints (/rerank, /tokenize, /detokenize sit outside /v1 and are guarded the same)", () => {
+  it("no key: 401 on every one of them", async () => {
+    for (const [path, body] of [["/v1/rerank", { model: "ranker", query: QUERY, documents: DOCUMENTS }], ["/rerank", { model: "ranker", query: QUERY, documents: DOCUMENTS }], ["/tokenize", { content: "x" }], ["/detokenize", { tokens: [1] }]] as const) {
+      const answer = await post(path, body, null);
+      assert.equal(answer.status, 401, path);
+      assert.equal((answer.json as { error: { type: string } }).error.type, "authentication_error", path);
+    }
+  });
+
+  it("a key scoped to one model and two endpoints: allowed there, 403 naming the model or the endpoint elsewhere", async () => {
+    assert.equal((await post("/v1/rerank", { model: "ranker", query: QUERY, documents: DOCUMENTS }, RANKER_ONLY)).status, 200);
+    assert.equal((await post("/tokenize", { model: "ranker", content: "hello" }, RANKER_ONLY)).status, 200);
+    const refusals = [
+      { path: "/v1/rerank", body: { model: "default", query: QUERY, documents: DOCUMENTS }, names: /default/ },
+      { path: "/tokenize", body: { model: "default", content: "hello" }, names: /default/ },
+      { path: "/rerank", body: { model: "ranker", query: QUERY, documents: DOCUMENTS }, names: /\/rerank/ },
+      { path: "/detokenize", body: { model: "ranker", tokens: [1] }, names: /\/detokenize/ },
+    ];
+    for (const { path, body, names } of refusals) {
+      const answer = await post(path, body, RANKER_ONLY);
+      assert.equal(answer.status, 403, path);
+      const error = (answer.json as { error: { type: string; message: string } }).error;
+      assert.equal(error.type, "permission_error", path);
+      assert.match(error.message, names, path);
+    }
   });
 });
 
