@@ -121,6 +121,12 @@ describe("POST /v1/rerank (built CLI)", () => {
     // The same request again: the same scores (deterministic weights, no state kept between calls).
     assert.deepEqual((await rerank({ model: "ranker", query: QUERY, documents: DOCUMENTS })).results, all.results);
 
+    // A document given twice scores twice the same; on the tie the earlier one comes first.
+    const twice = await rerank({ model: "ranker", query: QUERY, documents: [...DOCUMENTS, DOCUMENTS[1]] });
+    const positions = twice.results.map((result) => result.index);
+    assert.equal(twice.results[positions.indexOf(5)]?.relevance_score, twice.results[positions.indexOf(1)]?.relevance_score);
+    assert.equal(positions.indexOf(5), positions.indexOf(1) + 1);
+
     const top = await rerank({ model: "ranker", query: QUERY, documents: DOCUMENTS, top_n: 2, return_documents: true }, "/rerank");
     assert.deepEqual(
       top.results,
