@@ -28,6 +28,8 @@ import { createModelServices, type ModelServices } from "./model-services.js";
 import { DownloadedModels } from "../models/downloaded-models.js";
 import { reportConfigState } from "./report-config.js";
 import { stdioLimitsOf } from "./stdio-limits.js";
+import { modelTokenizer } from "./model-tokenizer.js";
+import type { TokenizerService } from "../protocol/methods/tokenize.js";
 
 export interface RuntimeOptions {
   configState: ConfigState;
@@ -82,6 +84,8 @@ export interface Runtime {
   downloadedModels(): DownloadedModels;
   /** The runtime's model table: the config with the downloaded models adopted so far under llama.models. Needs a valid config. */
   liveConfig(): Config;
+  /** The stdio `tokenize` / `detokenize` methods: a model's tokenizer. Needs a valid config. */
+  tokenizer(): TokenizerService;
   close(): Promise<void>;
 }
 
@@ -161,6 +165,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     downloadedModels,
     liveConfig,
+    tokenizer: () => modelTokenizer(liveConfig(), (name) => agentCore().engines.get(name), defaultAgentModel),
     stdioLimits: () => stdioLimitsOf(configState),
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,

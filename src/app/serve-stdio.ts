@@ -44,6 +44,7 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
           ps: async () => (await runtime.get()).engines().ps(),
           metrics: () => runtime.metrics(),
           metricsRecorder: () => runtime.recorder(),
+          tokenizer: async () => (await runtime.get()).tokenizer(),
         },
         control,
         wire,

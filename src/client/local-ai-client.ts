@@ -18,6 +18,10 @@ import type {
   RequestId,
   StatusResult,
   UnloadResult,
+  TokenizeParams,
+  TokenizeResult,
+  DetokenizeParams,
+  DetokenizeResult,
   PsResult,
   MetricsResult,
   WarmUpParams,
@@ -171,6 +175,16 @@ export class LocalAiClient extends EventEmitter<LocalAiClientEvents> {
   /** The server's metrics as JSON (the series serve-http's GET /metrics exposes; docs/operations.md). */
   metrics(options: CallOptions = {}): Promise<MetricsResult> {
     return this.request("metrics", {}, options);
+  }
+
+  /** The model's own tokenizer (`model` absent: the default agent's model): token ids, and their texts with `with_pieces`. */
+  tokenize(params: TokenizeParams, options: CallOptions = {}): Promise<TokenizeResult> {
+    return this.request("tokenize", { ...params }, options);
+  }
+
+  /** Token ids back to text with the model's tokenizer. */
+  detokenize(params: DetokenizeParams, options: CallOptions = {}): Promise<DetokenizeResult> {
+    return this.request("detokenize", { ...params }, options);
   }
 
   /** Any method, for what the typed calls do not cover; `onEvent` gets its events (without `id`/`type`). */

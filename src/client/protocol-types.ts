@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ERROR_CODES } from "../shared/runtime-error.js";
-import type { chatParams, planParams, warmUpParams } from "../protocol/methods/params-schemas.js";
-import type { chatResult, doctorResult, initializeResult, metricsResult, planResult, pullEvents, psResult, pullResult, unloadResult, warmUpResult } from "../protocol/methods/result-schemas.js";
+import type { chatParams, detokenizeParams, planParams, tokenizeParams, warmUpParams } from "../protocol/methods/params-schemas.js";
+import type { chatResult, doctorResult, initializeResult, metricsResult, planResult, pullEvents, psResult, pullResult, unloadResult, warmUpResult, tokenizeResult, detokenizeResult } from "../protocol/methods/result-schemas.js";
 import type { AgentEventWire } from "../wire/agent-event-schema.js";
 
 /**
@@ -35,6 +35,10 @@ export type UnloadResult = z.output<typeof unloadResult>;
 export type PsResult = z.output<typeof psResult>;
 /** The server's metrics: every series with its samples (docs/operations.md). */
 export type MetricsResult = z.output<typeof metricsResult>;
+export type TokenizeParams = z.input<typeof tokenizeParams>;
+export type TokenizeResult = z.output<typeof tokenizeResult>;
+export type DetokenizeParams = z.input<typeof detokenizeParams>;
+export type DetokenizeResult = z.output<typeof detokenizeResult>;
 export interface StatusResult {
   status: "ok";
 }

@@ -69,6 +69,12 @@ export const modelSchema = z.strictObject({
    * history; least recently used states are deleted beyond it. 0 = off.
    */
   kv_cache_disk_bytes: z.number().int().min(0).default(1024 * MiB),
+  /**
+   * A reranker (POST /v1/rerank): llama-server is launched with `--reranking` (it then serves
+   * rerank, not chat). The embedded engine reads it from the GGUF (a rank-pooling head) and needs
+   * no flag; `openai` upstreams decide for themselves.
+   */
+  rerank: z.boolean().default(false),
   extra_args: z.array(z.string()).default([]),
   /** The `openai` engine's endpoint, or several: tried in order when one cannot be reached (failover, not load balancing). */
   base_url: z.union([z.string().url(), z.array(z.string().url()).min(1).max(16)]).nullable().default(null),

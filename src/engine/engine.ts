@@ -1,7 +1,9 @@
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
+import type { RerankRequest, RerankResult } from "./rerank-types.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
+import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "./tokenize-types.js";
 
 export type EngineKind = "embedded" | "llama-server" | "openai";
 
@@ -76,6 +78,12 @@ export interface Engine {
   close(): Promise<void>;
   /** Vectors for texts (POST /v1/embeddings). Absent: this engine cannot embed. */
   embed?(request: EmbedRequest): Promise<EmbedResult>;
+  /** Relevance scores of documents for a query (POST /v1/rerank). Absent: this engine cannot rerank. */
+  rerank?(request: RerankRequest): Promise<RerankResult>;
+  /** The model's tokenizer (POST /tokenize, stdio `tokenize`). Absent: this engine cannot reach it. */
+  tokenize?(request: TokenizeRequest): Promise<TokenizeResult>;
+  /** Token ids back to text (POST /detokenize, stdio `detokenize`). */
+  detokenize?(request: DetokenizeRequest): Promise<string>;
   /** Plain text completion (POST /v1/completions): no chat template, no tools, no agent loop. */
   complete?(request: CompletionRequest): AsyncIterable<CompletionChunk>;
   /**

@@ -8,7 +8,9 @@ import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, EngineKind, LoadProgress, WarmUpOptions } from "./engine.js";
 import { ModelAdmission } from "./model-admission.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
+import type { RerankRequest, RerankResult } from "./rerank-types.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
+import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "./tokenize-types.js";
 
 export interface ManagedEngineOptions {
   /** Unload after this long without use (llama.models.<name>.idle_unload_s); null = never. */
@@ -42,6 +44,9 @@ export class ManagedEngine implements Engine, ScheduledModel {
   readonly capabilities: EngineCapabilities;
   readonly modelName: string;
   readonly embed?: (request: EmbedRequest) => Promise<EmbedResult>;
+  readonly rerank?: (request: RerankRequest) => Promise<RerankResult>;
+  readonly tokenize?: (request: TokenizeRequest) => Promise<TokenizeResult>;
+  readonly detokenize?: (request: DetokenizeRequest) => Promise<string>;
   readonly complete?: (request: CompletionRequest) => AsyncIterable<CompletionChunk>;
   readonly countTokens?: (text: string, signal?: AbortSignal) => Promise<number>;
   readonly toolTokens?: (tools: readonly ToolSpec[], signal?: AbortSignal) => Promise<number>;
@@ -73,6 +78,9 @@ export class ManagedEngine implements Engine, ScheduledModel {
     this.modelName = first.modelName;
     // The optional methods exist exactly when the engine has them (front doors test for them).
     if (first.embed) this.embed = (request) => this.using(undefined, () => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
+    if (first.rerank) this.rerank = (request) => this.using(request.signal, () => (this.current.rerank as NonNullable<Engine["rerank"]>).call(this.current, request));
+    if (first.tokenize) this.tokenize = (request) => this.using(request.signal, () => (this.current.tokenize as NonNullable<Engine["tokenize"]>).call(this.current, request));
+    if (first.detokenize) this.detokenize = (request) => this.using(request.signal, () => (this.current.detokenize as NonNullable<Engine["detokenize"]>).call(this.current, request));
     if (first.complete) this.complete = (request) => this.usingStream(request.signal, () => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
     if (first.countTokens) this.countTokens = (text, signal) => this.using(signal, () => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
     if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(signal, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));

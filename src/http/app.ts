@@ -14,6 +14,8 @@ import { registerMessagesRoutes } from "./messages/messages-routes.js";
 import { registerChatRoute } from "./openai/chat-route.js";
 import { registerCompletionsRoute } from "./openai/completions-route.js";
 import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
+import { registerRerankRoute } from "./openai/rerank-route.js";
+import { registerTokenizeRoutes } from "./routes/tokenize.js";
 import { registerHealthRoute } from "./routes/health.js";
 import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerModelsRoute } from "./routes/models.js";
@@ -60,28 +62,31 @@ export function createHttpApp(given: HttpDeps): HttpApp {
 
   app.use("*", requestContext({ scope: requests, logger: given.logger, metrics: deps.metrics?.recorder ?? noMetrics }));
   app.use("*", hostCheck(settings));
+  // The llama-server paths outside /v1 (rerank, tokenize) are guarded as /v1 is.
+  const topLevel = ["/rerank", "/tokenize", "/detokenize"];
   app.use("/v1/*", crossSiteGuard(settings));
+  for (const path of topLevel) app.use(path, crossSiteGuard(settings));
   // No CORS headers at all unless origins are configured: browsers then refuse cross-origin reads.
   if (settings.corsOrigins.length > 0) {
     app.use("*", cors({ origin: settings.corsOrigins, allowHeaders: ["Authorization", "Content-Type", "X-Local-AI-Events", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta"], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"], exposeHeaders: ["X-Request-Id"] }));
   }
   registerHealthRoute(app, deps, inFlight, ring);
-  // One instance: its per-key limits are shared by every path it guards (/v1/* and /metrics).
+  // One instance: its per-key limits are shared by every path it guards (/v1/*, the top-level paths, /metrics).
   const auth = keyAuth(ring, keys, deps.logger);
   if (deps.metrics !== undefined) {
     if (settings.metricsPublic !== true) app.use("/metrics", auth);
     registerMetricsRoute(app, deps.metrics);
   }
-  app.use("/v1/*", auth);
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: settings.maxBodyBytes,
-      onError: () => {
-        throw new HttpError("payload_too_large", `The request body is larger than http.max_body_bytes (${settings.maxBodyBytes} bytes)`);
-      },
-    }),
-  );
+  const bodyLimited = bodyLimit({
+    maxSize: settings.maxBodyBytes,
+    onError: () => {
+      throw new HttpError("payload_too_large", `The request body is larger than http.max_body_bytes (${settings.maxBodyBytes} bytes)`);
+    },
+  });
+  for (const path of ["/v1/*", ...topLevel]) {
+    app.use(path, auth);
+    app.use(path, bodyLimited);
+  }
   registerModelsRoute(app, deps, resolver, startedAt);
   registerChatRoute(app, deps, resolver, gate, inFlight);
   registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
@@ -89,6 +94,8 @@ export function createHttpApp(given: HttpDeps): HttpApp {
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, resolver, deps.models);
     registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
+    registerRerankRoute(app, deps, resolver, deps.models);
+    registerTokenizeRoutes(app, deps, resolver, deps.models);
   }
 
   app.notFound((c) => {

@@ -16,6 +16,8 @@ export type HttpOnlyCode =
   | "session_busy"
   | "unsupported_parameter"
   | "embeddings_not_supported"
+  | "rerank_not_supported"
+  | "tokenize_not_supported"
   | "completions_not_supported"
   | "context_length_exceeded";
 
@@ -55,6 +57,8 @@ const HTTP_ONLY: Record<HttpOnlyCode, [ContentfulStatusCode, string]> = {
   session_busy: [409, "invalid_request_error"],
   unsupported_parameter: [400, "invalid_request_error"],
   embeddings_not_supported: [400, "invalid_request_error"],
+  rerank_not_supported: [400, "invalid_request_error"],
+  tokenize_not_supported: [400, "invalid_request_error"],
   completions_not_supported: [400, "invalid_request_error"],
   context_length_exceeded: [400, "invalid_request_error"],
 };

@@ -30,7 +30,7 @@ const refuse = (): never => {
 /** The table as the server builds it, with services that are never called. */
 async function describeMethods(wire: "v1" | "jsonrpc"): Promise<DescribedMethod[]> {
   const table = createV1Methods(
-    { server: { name: "local-ai", version: "0" }, maxLineBytes: 1, runDoctor: refuse, runPlan: refuse, sessionRunner: refuse, pull: refuse, unload: refuse, ps: refuse },
+    { server: { name: "local-ai", version: "0" }, maxLineBytes: 1, runDoctor: refuse, runPlan: refuse, sessionRunner: refuse, pull: refuse, unload: refuse, ps: refuse, tokenizer: refuse },
     { requestShutdown: refuse, inFlight: new InFlightRequests() },
     wire,
   );

@@ -182,13 +182,13 @@ describe("GET /v1/models with model facts", () => {
     const byId = Object.fromEntries(list.data.map((m) => [m.id, m as unknown as Record<string, unknown>]));
     assert.deepEqual(Object.keys(byId), ["assistant", "talker", "cloud", "server", ...(llamaServer === null ? [] : ["embedding"])]);
     // The default agent's model is loaded at startup: its real context (the config's 2048).
-    assert.deepEqual(byId.assistant?.capabilities, { tools: true, embeddings: true, vision: false });
+    assert.deepEqual(byId.assistant?.capabilities, { tools: true, embeddings: true, vision: false, rerank: true });
     assert.equal(byId.assistant?.engine, "embedded");
     assert.equal(byId.assistant?.context_length, 2048);
     assert.equal(byId.cloud?.engine, "openai");
-    assert.deepEqual(byId.server?.capabilities, { tools: true, embeddings: false, vision: false });
+    assert.deepEqual(byId.server?.capabilities, { tools: true, embeddings: false, vision: false, rerank: false });
     assert.equal(byId.server?.engine, "llama-server");
-    if (llamaServer !== null) assert.deepEqual(byId.embedding?.capabilities, { tools: true, embeddings: true, vision: false });
+    if (llamaServer !== null) assert.deepEqual(byId.embedding?.capabilities, { tools: true, embeddings: true, vision: false, rerank: false });
     const one = (await client().models.retrieve("talker")) as unknown as Record<string, unknown>;
     assert.equal(one.id, "talker");
     assert.equal(one.object, "model");

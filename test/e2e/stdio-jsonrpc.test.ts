@@ -118,7 +118,7 @@ describe("serve-stdio --protocol jsonrpc: seed 003 through the built CLI", () =>
     assert.equal(capabilities.wire, "jsonrpc");
     assert.equal(capabilities.event_notification, "$/event");
     assert.equal(capabilities.cancel_notification, "$/cancelRequest");
-    assert.deepEqual(capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "mcp_prompts", "mcp_resources", "shutdown"]);
+    assert.deepEqual(capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "mcp_prompts", "mcp_resources", "tokenize", "detokenize", "shutdown"]);
     assert.deepEqual(await proc.waitFor(answerTo("1") as never), { jsonrpc: "2.0", id: "1", result: { status: "ok" } });
     proc.endInput();
     assert.equal((await proc.exited).code, 0);

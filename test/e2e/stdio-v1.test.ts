@@ -37,7 +37,7 @@ describe("serve-stdio v1 (built CLI)", () => {
     assert.match(result.server.version, /^\d+\.\d+\.\d+/);
     assert.equal(typeof result.capabilities.parallel_chat, "boolean");
     assert.equal(typeof result.capabilities.targeted_cancel, "boolean");
-    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "mcp_prompts", "mcp_resources", "shutdown"]);
+    assert.deepEqual(result.capabilities.methods, ["initialize", "ping", "doctor", "plan", "chat", "cancel", "warm_up", "pull", "unload", "ps", "metrics", "mcp_prompts", "mcp_resources", "tokenize", "detokenize", "shutdown"]);
     assert.equal(result.capabilities.parallel_chat, true);
     assert.equal(result.capabilities.targeted_cancel, true);
     const none = await proc.request({ id: "init-2", method: "initialize", params: { protocol_versions: [2, 3] } });

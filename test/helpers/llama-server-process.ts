@@ -37,6 +37,7 @@ export function llamaModelConfig(path: string, port: number, overrides: Partial<
     threads: 1,
     parallel: 1,
     kv_cache_disk_bytes: 0,
+    rerank: false,
     extra_args: [],
     base_url: null,
     affinity_header: null,

@@ -55,14 +55,14 @@ describe("engine drivers", () => {
   });
 
   it("capabilities from the config alone: llama-server's embeddings and vision follow its extra_args", () => {
-    assert.deepEqual(describeModel(model({ engine: "embedded" })).capabilities, { tools: true, embeddings: true, vision: false });
-    assert.deepEqual(describeModel(model({ engine: "openai" })).capabilities, { tools: true, embeddings: true, vision: true });
-    assert.deepEqual(describeModel(model({ engine: "llama-server" })).capabilities, { tools: true, embeddings: false, vision: false });
-    assert.deepEqual(describeModel(model({ engine: "llama-server", extra_args: ["--embedding", "--mmproj", "p.gguf"] })).capabilities, { tools: true, embeddings: true, vision: true });
+    assert.deepEqual(describeModel(model({ engine: "embedded" })).capabilities, { tools: true, embeddings: true, vision: false, rerank: true });
+    assert.deepEqual(describeModel(model({ engine: "openai" })).capabilities, { tools: true, embeddings: true, vision: true, rerank: true });
+    assert.deepEqual(describeModel(model({ engine: "llama-server" })).capabilities, { tools: true, embeddings: false, vision: false, rerank: false });
+    assert.deepEqual(describeModel(model({ engine: "llama-server", extra_args: ["--embedding", "--mmproj", "p.gguf"] })).capabilities, { tools: true, embeddings: true, vision: true, rerank: false });
     assert.deepEqual(describeModel(model({ engine: "llama-server", extra_args: ["-mm", "p.gguf"] })), {
       engine: "llama-server",
       contextLength: 4096,
-      capabilities: { tools: true, embeddings: false, vision: true },
+      capabilities: { tools: true, embeddings: false, vision: true, rerank: false },
     });
   });
 });

@@ -115,3 +115,15 @@ test("childEnv passes the allow-list (and GPU families) and nothing else", () =>
   });
   assert.deepEqual(env, { PATH: "/bin", HOME: "/h", LANG: "C", LD_LIBRARY_PATH: "/l", CUDA_VISIBLE_DEVICES: "0", GGML_VK_VISIBLE_DEVICES: "1" });
 });
+
+test("rerank: --reranking where the build lists it (--rerank is its alias), once even when extra_args has it, nothing otherwise", () => {
+  const help = `${HELP_SAMPLE}--rerank, --reranking                   enable reranking endpoint on server (default: disabled)\n`;
+  const supportedFlags = parseHelpFlags(help);
+  const count = (args: string[]): number => args.filter((arg) => arg === "--reranking" || arg === "--rerank").length;
+  assert.equal(count(buildServerArgs({ ...base, supportedFlags, rerank: true })), 1);
+  assert.ok(buildServerArgs({ ...base, supportedFlags, rerank: true }).includes("--reranking"));
+  assert.equal(count(buildServerArgs({ ...base, supportedFlags, rerank: true, extraArgs: ["--rerank"] })), 1);
+  assert.equal(count(buildServerArgs({ ...base, supportedFlags })), 0);
+  // A build without the flag gets none (the server then answers rerank with its own refusal).
+  assert.equal(count(buildServerArgs({ ...base, rerank: true })), 0);
+});

@@ -19,7 +19,8 @@ export const embeddedDriver: EngineDriver = {
   },
   // Tools through the chat template; embeddings from a second llama.cpp context in embeddings
   // mode on the same weights; no vision (node-llama-cpp 3.21 has no image input).
-  capabilities: () => ({ tools: true, embeddings: true, vision: false }),
+  // Rerank from a ranking context on the same weights, where the GGUF has a rank head (checked at load).
+  capabilities: () => ({ tools: true, embeddings: true, vision: false, rerank: true }),
   local: { context: "per_sequence", threads: { cores: "math", auto: embeddedAutoThreads }, launchesServer: false },
   doctorChecks: ["model_file", "model_plan", "embedded_binary"],
   ports: () => [],

@@ -26,6 +26,8 @@ export interface ModelCapabilities {
   embeddings: boolean;
   /** Image parts reach the model (not flattened to text). */
   vision: boolean;
+  /** POST /v1/rerank can work for this model (embedded: the GGUF decides when it loads). */
+  rerank: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { llamaServerAutoThreads } from "../auto-threads.js";
 import { physicalCores } from "../cpu-cores.js";
-import { embeddingsEnabled, visionEnabled } from "../llama-server/server-features.js";
+import { embeddingsEnabled, rerankEnabled, visionEnabled } from "../llama-server/server-features.js";
 import { LLAMA_SERVER_HOST } from "../llama-server/server-args.js";
 import type { EngineDriver } from "./engine-driver.js";
 
@@ -24,7 +24,8 @@ export const llamaServerDriver: EngineDriver = {
   },
   // Tools through --jinja; embeddings only with --embeddings in extra_args (opt-in: older
   // llama.cpp builds refuse chat in embeddings mode); vision only with a projector (--mmproj).
-  capabilities: (model) => ({ tools: true, embeddings: embeddingsEnabled(model), vision: visionEnabled(model) }),
+  // Rerank only when launched with --reranking (llama.models.<name>.rerank).
+  capabilities: (model) => ({ tools: true, embeddings: embeddingsEnabled(model), vision: visionEnabled(model), rerank: rerankEnabled(model) }),
   local: { context: "shared", threads: { cores: "physical", auto: llamaServerAutoThreads }, launchesServer: true },
   doctorChecks: ["model_file", "model_plan", "llama_server_binary", "llama_server_processes"],
   ports: (name, model) => [{ host: LLAMA_SERVER_HOST, port: model.port, key: `llama.models.${name}.port`, owner: `the llama-server of model ${name}` }],

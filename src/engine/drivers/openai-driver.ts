@@ -8,7 +8,7 @@ export const openAiDriver: EngineDriver = {
     return new OpenAiEngine(name, model, { logger: deps.logger });
   },
   // Everything is passed through; the upstream decides, and refuses with a 400.
-  capabilities: () => ({ tools: true, embeddings: true, vision: true }),
+  capabilities: () => ({ tools: true, embeddings: true, vision: true, rerank: true }),
   local: null,
   doctorChecks: ["model_endpoint"],
   ports: () => [],

@@ -13,6 +13,10 @@ import { SharedLoad, type LoadContext } from "./shared-load.js";
 import { createKvKeeper, type KvCacheSettings, type KvKeeper } from "./kv-keeper.js";
 import { completeEmbedded } from "./embedded-completion.js";
 import { EmbeddedEmbedder } from "./embedded-embedder.js";
+import { EmbeddedRanker } from "./embedded-ranker.js";
+import { detokenizeWith, tokenizeWith } from "../llama/model-tokenizer.js";
+import type { RerankRequest, RerankResult } from "../rerank-types.js";
+import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "../tokenize-types.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
 import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { SequencePool } from "./sequence-pool.js";
@@ -52,6 +56,8 @@ export class EmbeddedEngine implements Engine {
   private readonly active = new Set<AbortController>();
   /** Created with the first embeddings request on the loaded model (its context is lazy too). */
   private embedder: EmbeddedEmbedder | null = null;
+  /** Created with the first rerank request, like the embedder. */
+  private ranker: EmbeddedRanker | null = null;
 
   constructor(
     readonly modelName: string,
@@ -104,6 +110,22 @@ export class EmbeddedEngine implements Engine {
     return this.embedder.embed(request);
   }
 
+  async rerank(request: RerankRequest): Promise<RerankResult> {
+    const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
+    this.ranker ??= new EmbeddedRanker(loaded.model, this.modelName, { contextSize: loaded.context.contextSize, threads: this.threadsFor(loaded.model.llama) });
+    return this.ranker.rerank(request);
+  }
+
+  async tokenize(request: TokenizeRequest): Promise<TokenizeResult> {
+    const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
+    return tokenizeWith(loaded.model, request);
+  }
+
+  async detokenize(request: DetokenizeRequest): Promise<string> {
+    const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
+    return detokenizeWith(loaded.model, this.modelName, request.tokens);
+  }
+
   complete(request: CompletionRequest): AsyncIterable<CompletionChunk> {
     return completeEmbedded(request, {
       modelName: this.modelName,
@@ -127,6 +149,8 @@ export class EmbeddedEngine implements Engine {
     for (const controller of this.active) controller.abort("engine closing");
     await this.embedder?.dispose();
     this.embedder = null;
+    await this.ranker?.dispose();
+    this.ranker = null;
     // Aborts a load in progress (its own signal) and hands back a finished one to dispose.
     const loaded = await this.model.close();
     if (loaded) {

@@ -29,6 +29,8 @@ export interface LaunchPlan {
   threads: number;
   parallel: number;
   extraArgs: readonly string[];
+  /** Launched with --reranking (llama.models.<name>.rerank). */
+  rerank: boolean;
   pidFile: string;
   tier: DegradationTier;
   shape: LaunchShape;
@@ -113,6 +115,7 @@ export async function launchServer(plan: LaunchPlan, hooks: LaunchHooks): Promis
     threads: plan.threads,
     parallel: plan.parallel,
     extraArgs: plan.extraArgs,
+    rerank: plan.rerank,
     apiKey,
     ...(apiKeyFile === undefined ? {} : { apiKeyFile }),
     supportedFlags,

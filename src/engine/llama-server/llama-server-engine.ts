@@ -7,7 +7,11 @@ import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type OpenAI from "openai";
-import { embeddingsEnabled, visionEnabled } from "./server-features.js";
+import { embeddingsEnabled, rerankEnabled, visionEnabled } from "./server-features.js";
+import type { RerankRequest, RerankResult } from "../rerank-types.js";
+import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "../tokenize-types.js";
+import { rerankViaOpenAi } from "../openai/openai-rerank.js";
+import { serverDetokenize, serverTokenize } from "./server-tokenizer.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
 import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
 import type { ModelFileResolver } from "../model-file.js";
@@ -58,6 +62,8 @@ export class LlamaServerEngine implements Engine {
   private readonly requests: ServerRequests;
   /** extra_args asked for `--embeddings` (opt-in: older llama.cpp builds then refuse chat). */
   private readonly embeddings: boolean;
+  /** Launched with --reranking (llama.models.<name>.rerank, or the flag in extra_args). */
+  private readonly reranking: boolean;
   /** Which conversation each server slot holds (the slots are `parallel`). */
   private readonly slotAffinity: SlotAffinity;
   /** Token counts for the context budget, from the server's own tokenizer and chat template. */
@@ -77,6 +83,7 @@ export class LlamaServerEngine implements Engine {
     }
     this.log = deps.logger.child({ component: "llama-server", model: modelName });
     this.embeddings = embeddingsEnabled(modelConfig);
+    this.reranking = rerankEnabled(modelConfig);
     this.slotAffinity = new SlotAffinity(deps.parallel);
     this.tokens = new ServerTokens(this.log);
     this.capabilities = { images: visionEnabled(modelConfig), requiredToolChoice: true };
@@ -91,6 +98,7 @@ export class LlamaServerEngine implements Engine {
       threads: deps.threads,
       parallel: deps.parallel,
       extraArgs: modelConfig.extra_args,
+      rerank: modelConfig.rerank,
       base: { ctxSize: modelConfig.ctx_size, gpuLayers: deps.gpuLayers },
       logger: this.log,
       tuning,
@@ -162,6 +170,36 @@ export class LlamaServerEngine implements Engine {
     }
     if (result === undefined) throw new RuntimeError("engine_error", `llama-server for model "${this.modelName}" returned no embeddings`);
     return result;
+  }
+
+  /** llama-server's own /v1/rerank, only when launched with --reranking (the server then serves no chat). */
+  async rerank(request: RerankRequest): Promise<RerankResult> {
+    if (!this.reranking) {
+      throw new RuntimeError("invalid_request", `Model "${this.modelName}" (engine llama-server) cannot rerank: it is not a reranker; set llama.models.${this.modelName}.rerank: true on a reranker GGUF`, {
+        details: { param: "model", openai_code: "rerank_not_supported" },
+      });
+    }
+    const model = this.modelName;
+    let result: RerankResult | undefined;
+    for await (const answer of this.onServer(request.signal, async function* (client, signal) {
+      yield await rerankViaOpenAi(client, model, { ...request, signal });
+    })) {
+      result = answer;
+    }
+    if (result === undefined) throw new RuntimeError("engine_error", `llama-server for model "${this.modelName}" returned no rerank scores`);
+    return result;
+  }
+
+  /** The server's own tokenizer (/tokenize). */
+  async tokenize(request: TokenizeRequest): Promise<TokenizeResult> {
+    const server = await this.supervisor.ensureReady(request.signal);
+    return serverTokenize(server.endpoint, this.modelName, request);
+  }
+
+  /** The server's own /detokenize. */
+  async detokenize(request: DetokenizeRequest): Promise<string> {
+    const server = await this.supervisor.ensureReady(request.signal);
+    return serverDetokenize(server.endpoint, this.modelName, request.tokens, request.signal);
   }
 
   /** llama-server's own /v1/completions (its `suffix` is infill where the model has FIM tokens). */

@@ -26,6 +26,8 @@ export interface ServerArgsInput {
   apiKeyFile?: string;
   /** Flags this binary supports (from `--help`); see parseHelpFlags. */
   supportedFlags: ReadonlySet<string>;
+  /** `llama.models.<name>.rerank`: the rerank endpoint on (rank pooling; the server then refuses chat). */
+  rerank?: boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ const SPELLINGS = {
   slots: ["--slots"],
   // Nobody browses to a private child; skip serving the web UI.
   noWebui: ["--no-webui"],
+  reranking: ["--reranking", "--rerank"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Flags that we own: a user setting them in extra_args would break readiness or ownership checks. */
@@ -77,6 +80,7 @@ export function buildServerArgs(input: ServerArgsInput): string[] {
   add(SPELLINGS.jinja);
   add(SPELLINGS.slots);
   add(SPELLINGS.noWebui);
+  if (input.rerank === true && !input.extraArgs.some((arg) => (SPELLINGS.reranking as readonly string[]).includes(arg))) add(SPELLINGS.reranking);
   args.push(...input.extraArgs);
   return args;
 }

@@ -34,6 +34,8 @@ export interface SupervisorConfig {
   threads: number;
   parallel: number;
   extraArgs: readonly string[];
+  /** Launch with --reranking (llama.models.<name>.rerank). */
+  rerank?: boolean;
   base: LaunchShape;
   logger: Logger;
   tuning: SupervisorTuning;
@@ -256,6 +258,7 @@ export class ServerSupervisor {
         threads: c.threads,
         parallel: c.parallel,
         extraArgs: c.extraArgs,
+        rerank: c.rerank === true,
         pidFile: this.pidFile,
         tier: this.ladder.tier,
         shape: this.ladder.shape,

@@ -19,6 +19,8 @@ import { embedViaOpenAi } from "./openai-embeddings.js";
 import { FailoverFetch } from "./failover-fetch.js";
 import { baseUrlsOf } from "../../config/model-endpoints.js";
 import { affinityKey } from "./affinity-key.js";
+import { rerankViaOpenAi } from "./openai-rerank.js";
+import type { RerankRequest, RerankResult } from "../rerank-types.js";
 
 export interface OpenAiEngineDeps {
   logger: Logger;
@@ -189,6 +191,17 @@ export class OpenAiEngine implements Engine {
     const link = this.linked(request.signal);
     try {
       return await embedViaOpenAi(this.client, this.model, { ...request, signal: link.signal });
+    } finally {
+      link.done();
+    }
+  }
+
+  /** Passed through to the upstream's /rerank (Jina / Cohere / vLLM shape); it decides which models rerank. */
+  async rerank(request: RerankRequest): Promise<RerankResult> {
+    this.assertOpen();
+    const link = this.linked(request.signal);
+    try {
+      return await rerankViaOpenAi(this.client, this.model, { ...request, signal: link.signal });
     } finally {
       link.done();
     }

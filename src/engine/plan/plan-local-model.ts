@@ -126,6 +126,7 @@ async function serverCommand(binary: string, modelPath: string, model: ModelConf
     threads: decision.threads,
     parallel: model.parallel,
     extraArgs: model.extra_args,
+    rerank: model.rerank,
     apiKey: API_KEY_PLACEHOLDER,
     apiKeyFile: API_KEY_FILE_PLACEHOLDER,
     supportedFlags,

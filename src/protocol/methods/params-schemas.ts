@@ -73,6 +73,24 @@ export const psParams = z.object({}).strict();
 
 export const metricsParams = z.object({}).strict();
 
+/** `tokenize {model?, content, add_special?, parse_special?, with_pieces?}`: POST /tokenize's fields. */
+export const tokenizeParams = z
+  .object({
+    /** A `llama.models` name; absent = the default agent's model. */
+    model: z.string().min(1).optional(),
+    content: z.string(),
+    /** Add BOS as a prompt has it (default false). */
+    add_special: z.boolean().optional(),
+    /** Special-token text becomes its token (default true). */
+    parse_special: z.boolean().optional(),
+    /** Also each token's text, in `pieces`. */
+    with_pieces: z.boolean().optional(),
+  })
+  .strict();
+
+/** `detokenize {model?, tokens}`. */
+export const detokenizeParams = z.object({ model: z.string().min(1).optional(), tokens: z.array(z.number().int().min(0)) }).strict();
+
 export const cancelParams = z.object({ request_id: z.union([z.string(), z.number()]).optional() }).strict();
 
 /** JSON-RPC `$/cancelRequest {id}`. */

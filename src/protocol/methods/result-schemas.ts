@@ -103,6 +103,12 @@ export const metricsResult = z.strictObject({
   ),
 });
 
+/** `tokenize`: the token ids (and their texts with `with_pieces`). */
+export const tokenizeResult = z.strictObject({ tokens: z.array(z.number().int().nonnegative()), pieces: z.array(z.string()).optional() });
+
+/** `detokenize`: the text of the tokens. */
+export const detokenizeResult = z.strictObject({ content: z.string() });
+
 const bytes = z.number().int().nonnegative();
 /** `ps`: the memory budget and every configured model, loaded or not (docs/models.md). */
 export const psResult = z.strictObject({

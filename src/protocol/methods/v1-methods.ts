@@ -16,6 +16,7 @@ import { shutdownMethod } from "./shutdown.js";
 import { pullMethod, type PullService } from "./pull.js";
 import { psMethod } from "./ps.js";
 import { metricsMethod, type MetricsSnapshot } from "./metrics.js";
+import { detokenizeMethod, tokenizeMethod, type TokenizerService } from "./tokenize.js";
 import { unloadMethod } from "./unload.js";
 import { warmUpMethod } from "./warm-up.js";
 import { mcpPromptsMethod, mcpResourcesMethod } from "./mcp-lists.js";
@@ -40,6 +41,8 @@ export interface V1Services {
   metrics?(): Promise<MetricsSnapshot>;
   /** Where `chat` calls are counted (the runtime's recorder); absent: they are not. */
   metricsRecorder?: () => Promise<MetricsRecorder>;
+  /** `tokenize` / `detokenize`: a model's tokenizer (needs a valid config). */
+  tokenizer(): Promise<TokenizerService>;
 }
 
 /**
@@ -63,6 +66,8 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   table.set("metrics", metricsMethod(() => services.metrics?.() ?? Promise.resolve({ metrics: [] })));
   table.set("mcp_prompts", mcpPromptsMethod(() => services.sessionRunner()));
   table.set("mcp_resources", mcpResourcesMethod(() => services.sessionRunner()));
+  table.set("tokenize", tokenizeMethod(() => services.tokenizer()));
+  table.set("detokenize", detokenizeMethod(() => services.tokenizer()));
   table.set("shutdown", shutdownMethod(control));
   if (wire === "jsonrpc") table.set(CANCEL_NOTIFICATION, cancelRequestMethod(control));
   return table;
