@@ -7,7 +7,6 @@ import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";
 import type { McpPromptInfo, McpResourceList } from "../tools/tool-types.js";
-import type { EmitEvent } from "./events.js";
 import { inputText } from "./prompt.js";
 import { openingMessages } from "./mcp-input.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
