@@ -316,7 +316,6 @@ export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type HttpKeyConfig = z.output<typeof httpKeySchema>;
 /** A server reached over HTTP (Streamable HTTP or legacy SSE). */
 export type McpRemoteServerConfig = z.output<typeof mcpRemoteServerSchema>;
-export type McpOAuthConfig = NonNullable<McpRemoteServerConfig["oauth"]>;
 /** One entry of mcp.servers. */
 export type McpServerEntry = McpServerConfig | McpRemoteServerConfig;
 export { LOG_LEVELS, type LogLevel };
