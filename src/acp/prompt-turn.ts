@@ -27,6 +27,8 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
   requestSignal.addEventListener("abort", onRequestCancel, { once: true });
   try {
     const core = await state.deps.core();
+    // A config server that needs a login: the editor gets the URL now (the turn does not wait).
+    void state.logins.offer(core.mcpLogins, session);
     const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize(), takesNotices(state));
     const result = await withCoalescedEmit(
       (event) => {

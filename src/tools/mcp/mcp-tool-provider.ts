@@ -128,6 +128,23 @@ export class McpToolProvider implements ToolProvider {
     return notes.length === 0 ? result : errorResult([result.content, ...notes].join("; "), false);
   }
 
+  /** The configured remote servers whose last connection attempt found no usable login. */
+  needingLogin(): string[] {
+    return this.connections.filter((connection) => !connection.listed && this.auth?.needsLogin(connection.server) === true).map((connection) => connection.server);
+  }
+
+  /**
+   * Connects to a server again after a login made by this process (ACP): its tools are offered
+   * from the next listing on. Rejects with the connection's error (a login still missing).
+   */
+  async reconnect(server: string): Promise<void> {
+    await this.start();
+    const connection = this.connections.find((candidate) => candidate.server === server);
+    if (connection === undefined || this.closed) return;
+    await connection.start();
+    this.assignNames();
+  }
+
   mcpServers(): string[] {
     return this.connections.filter((connection) => connection.listed).map((connection) => connection.server);
   }
