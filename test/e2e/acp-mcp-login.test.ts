@@ -1,7 +1,8 @@
 // ACP: a config MCP server that needs an OAuth login (the SDK's server auth guarding a Streamable
 // HTTP MCP server, as in mcp-oauth.test.ts). The first prompt shows the editor the authorization
 // URL as an agent message and waits for the loopback redirect in the background; the test plays
-// the browser; once logged in, the next prompt's call to the server's tool succeeds with the token.
+// the browser; once logged in, the next prompt's call to the server's tool succeeds with the token
+// (and the server no longer counts as needing a login).
 import assert from "node:assert/strict";
 import { mkdtemp, realpath, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -53,11 +54,14 @@ describe("ACP: logging in to a config MCP server", { timeout: 120_000 }, () => {
     assert.equal(oauth.codeExchanges, 1);
     assert.equal((await stat(path.join(dir, "data", "mcp-auth", "secure.json"))).mode & 0o777, 0o600);
 
-    upstream.push({ call: { id: "w1", name: "whoami", arguments: {} } }, { text: ["logged in"] });
+    upstream.push({ call: { id: "w1", name: "whoami", arguments: {} } }, { call: { id: "n1", name: "nope", arguments: {} } }, { text: ["logged in"] });
     const second = await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "who am I?" }] });
     assert.equal(second.stopReason, "end_turn");
     assert.equal(toolResultSent(upstream, "w1"), oauth.registrations[0]);
     assert.equal(toolUpdates(editor, sessionId, "w1").at(-1)?.status, "completed");
+    // The server counts as logged in now: an unknown tool's error no longer says to log in to it.
+    assert.match(String(toolResultSent(upstream, "n1")), /there is no tool named "nope"/);
+    assert.doesNotMatch(String(toolResultSent(upstream, "n1")), /needs a login/);
     assert.equal((await editor.close()).code, 0, editor.stderr);
     assert.deepEqual(editor.stdoutViolations(), []);
   });

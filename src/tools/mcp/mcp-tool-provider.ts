@@ -151,6 +151,7 @@ export class McpToolProvider implements ToolProvider {
     const connection = this.connections.find((candidate) => candidate.server === server);
     if (connection === undefined || this.closed) return;
     await connection.start();
+    this.auth?.connected(server);
     this.assignNames();
   }
 
