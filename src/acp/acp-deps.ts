@@ -12,6 +12,20 @@ export interface AcpCore {
   maxToolOutputBytes: number;
   /** The default agent's context window in tokens, for `usage_update.size` (the loaded model's, once loaded). */
   contextSize(): number;
+  /** OAuth logins for the config's remote MCP servers, run from ACP (see mcp-login-offer.ts). */
+  mcpLogins: McpLogins;
+}
+
+/** What ACP needs to log in to a config server that needs it. */
+export interface McpLogins {
+  /** The config's remote servers whose connection found no usable login. */
+  needing(): string[];
+  /**
+   * `local-ai mcp login <server>`'s flow in this process: `showUrl` gets the authorization URL,
+   * then the loopback redirect is awaited (bounded); once tokens are stored the server is
+   * connected again, its tools offered from the next listing. Rejects when it does not complete.
+   */
+  login(server: string, showUrl: (url: URL) => void, signal: AbortSignal): Promise<void>;
 }
 
 export interface AcpDeps {

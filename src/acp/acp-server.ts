@@ -7,6 +7,7 @@ import type { AcpConnectionState } from "./acp-connection-state.js";
 import type { AcpDeps } from "./acp-deps.js";
 import { AcpSessions } from "./acp-sessions.js";
 import { acpStdioStream } from "./acp-stdio-stream.js";
+import { AcpMcpLogins } from "./mcp-login-offer.js";
 import { LineSink } from "./line-sink.js";
 import { RequestGate } from "./request-gate.js";
 
@@ -39,7 +40,8 @@ export async function runAcpServer(options: AcpServerOptions): Promise<AcpServer
   const sink = new LineSink(options.output, logger);
   const gate = new RequestGate(limits.maxInFlight);
   const sessions = new AcpSessions();
-  const state: AcpConnectionState = { deps: options.deps, sessions, clientCapabilities: {}, logger };
+  const logins = new AcpMcpLogins(logger);
+  const state: AcpConnectionState = { deps: options.deps, sessions, clientCapabilities: {}, logger, logins };
   let stopping = false;
   let reason = "connection closed";
 
@@ -67,6 +69,7 @@ export async function runAcpServer(options: AcpServerOptions): Promise<AcpServer
   options.signal?.removeEventListener("abort", onAbort);
   const closeReason: unknown = connection.signal.reason;
   if (!stopping) logger.warn({ err: closeReason }, "ACP connection closed");
+  logins.abortAll();
   await sessions.closeAll();
   const flushed = await flushOutput(sink, limits.flushTimeoutMs, logger);
   return { exitCode: 0, reason, flushed };

@@ -17,6 +17,10 @@ export class AcpSession {
   private running: AbortController | null = null;
   /** The MCP prompts last sent as `available_commands_update` (JSON), to send only changes. */
   advertised: string | null = null;
+  /** The last `available_commands_update` listing (they run one after another). */
+  advertising: Promise<void> = Promise.resolve();
+  /** Ends the session's subscription to its servers' prompt changes (the config's servers outlive it). */
+  unwatchPrompts: (() => void) | null = null;
   private closed = false;
 
   constructor(
@@ -53,6 +57,7 @@ export class AcpSession {
     if (this.closed) return;
     this.closed = true;
     this.cancel("session closed");
+    this.unwatchPrompts?.();
     await this.tools.close();
   }
 }

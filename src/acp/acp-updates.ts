@@ -19,6 +19,8 @@ export class AcpTurnUpdates {
     private readonly cwd: string,
     /** The model's context window (`usage_update.size`); null: usage is not reported. */
     private readonly contextSize: (() => number) | null,
+    /** The editor advertised `session.notices` (notices may be sent). */
+    private readonly notices = false,
   ) {}
 
   map(event: AgentEvent): SessionUpdate[] {
@@ -47,9 +49,12 @@ export class AcpTurnUpdates {
         this.announced.add(id);
         return [{ sessionUpdate: "tool_call", ...this.describe(id, event.tool, event.args), status: "pending" }, { sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" }];
       }
-      // The call shows as in progress already; a progress message has no field of its own in ACP.
-      case "tool_progress":
-        return [];
+      // ACP has no progress field: the running call's content shows the latest report (tool_done replaces it).
+      case "tool_progress": {
+        const id = event.call_id ?? this.open;
+        if (id === null) return [];
+        return [{ sessionUpdate: "tool_call_update", toolCallId: id, content: textContent(progressText(event)) }];
+      }
       case "tool_done": {
         const id = event.call_id ?? this.open ?? this.idOf(undefined);
         this.open = null;
@@ -62,10 +67,11 @@ export class AcpTurnUpdates {
       // ACP has no load notice: a one-entry plan is the status line editors show (docs/acp.md).
       case "model_load":
         return [{ sessionUpdate: "plan", entries: [{ content: modelLoadText(event), priority: "high", status: event.state === "loaded" ? "completed" : event.state === "loading" ? "in_progress" : "pending" }] }];
-      // The editor is not told which tools the model has (ACP has no update for that); only
-      // prompts are commands (available_commands_update).
+      // ACP has no update for the model's tool list: an editor that takes notices gets one
+      // (docs/acp.md); prompts are commands (available_commands_update, re-sent by the turn).
       case "tools_changed":
-        return [];
+        if (!this.notices) return [];
+        return [{ sessionUpdate: "notice", severity: "info", title: `MCP server ${event.server} changed its tools`, description: event.tools.length === 0 ? "It offers no tools now." : `Tools now: ${event.tools.join(", ")}` }];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);
@@ -91,6 +97,12 @@ export class AcpTurnUpdates {
   private idOf(callId: string | undefined): string {
     return callId ?? `${this.traceId}-call-${++this.calls}`;
   }
+}
+
+/** "at 2 (2/3)", "2/3", "2" (progress and total as the server reported them). */
+export function progressText(event: Extract<AgentEvent, { event: "tool_progress" }>): string {
+  const figure = event.total === undefined ? `${event.progress}` : `${event.progress}/${event.total}`;
+  return event.message === undefined || event.message === "" ? figure : `${event.message} (${figure})`;
 }
 
 /** "Waiting for memory to load model coder (unloading chat)", "Loading model coder (40 %)", "Loaded model coder". */

@@ -7,10 +7,18 @@ import type { AcpSession } from "./acp-session.js";
 /**
  * MCP prompts as the editor's slash commands: `available_commands_update` lists each as
  * `<server>:<prompt>` (its arguments as the input hint), sent when the session's servers have
- * started and again after a turn when the list changed (a server's `prompts/list_changed`); a
+ * started, when a server announces a change (`prompts/list_changed`, or of its tools), and after
+ * each turn when the list changed; a
  * prompt that is exactly `/<server>:<prompt> arg=value ...` runs that prompt.
  */
-export async function advertisePrompts(session: AcpSession, logger: Logger): Promise<void> {
+export function advertisePrompts(session: AcpSession, logger: Logger): Promise<void> {
+  // One at a time: a slower, older listing must not be sent after a newer one.
+  const next = session.advertising.then(() => sendPrompts(session, logger));
+  session.advertising = next;
+  return next;
+}
+
+async function sendPrompts(session: AcpSession, logger: Logger): Promise<void> {
   if (session.tools.prompts === undefined) return;
   try {
     const prompts = await session.tools.prompts();

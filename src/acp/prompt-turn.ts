@@ -27,10 +27,14 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
   requestSignal.addEventListener("abort", onRequestCancel, { once: true });
   try {
     const core = await state.deps.core();
-    const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize());
+    // A config server that needs a login: the editor gets the URL now (the turn does not wait).
+    void state.logins.offer(core.mcpLogins, session);
+    const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize(), takesNotices(state));
     const result = await withCoalescedEmit(
       (event) => {
         for (const update of updates.map(event)) session.updates.send(update);
+        // A server that changed its tools may have changed its prompts too: the commands follow now.
+        if (event.event === "tools_changed") void advertisePrompts(session, log);
       },
       // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
       { windowMs: state.deps.coalesceMs, busy: () => session.updates.busy },
@@ -76,8 +80,13 @@ function stopReasonOf(outcome: TurnOutcome): StopReason {
 function reportWarnings(state: AcpConnectionState, session: AcpSession, result: TurnOutcome): void {
   if (result.warnings.length === 0) return;
   state.logger.info({ session_id: session.id, warnings: result.warnings }, "turn finished with warnings");
-  if (state.clientCapabilities.session?.notices === undefined || state.clientCapabilities.session.notices === null) return;
+  if (!takesNotices(state)) return;
   for (const warning of result.warnings) session.updates.send({ sessionUpdate: "notice", severity: "warning", title: warning });
+}
+
+/** The editor advertised `session.notices`: `notice` updates may be sent. */
+function takesNotices(state: AcpConnectionState): boolean {
+  return state.clientCapabilities.session?.notices !== undefined && state.clientCapabilities.session.notices !== null;
 }
 
 /** The session's meta after a finished turn: listed from now on, titled by its first prompt. */

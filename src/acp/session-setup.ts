@@ -82,9 +82,12 @@ async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId:
   const tools = core.sessionTools({ servers: sessionMcpServers(spec.mcpServers, spec.cwd), providers: [editor] });
   const session = new AcpSession(spec.sessionId, spec.cwd, tools, client, state.logger.child({ session_id: spec.sessionId }));
   await state.sessions.add(session);
+  const log = state.logger.child({ session_id: spec.sessionId });
+  // A server's prompts/list_changed updates the commands at once, during a turn or between turns.
+  session.unwatchPrompts = tools.onPromptsChanged?.(() => void advertisePrompts(session, log)) ?? null;
   // The servers start now, so the first prompt finds them ready; one that fails is logged and left out.
   tools.start().then(
-    () => advertisePrompts(session, state.logger.child({ session_id: spec.sessionId })),
+    () => advertisePrompts(session, log),
     (error: unknown) => state.logger.warn({ err: error, session_id: spec.sessionId }, "session tools failed to start"),
   );
   return session;

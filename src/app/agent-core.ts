@@ -70,7 +70,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
     ...(deps.memory ? { memory: deps.memory } : {}),
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
-  // Remote servers' OAuth logins (made by `local-ai mcp login`): never a browser flow from here.
+  // Remote servers' OAuth logins (made by `local-ai mcp login`, or by ACP through mcpLogin): never a browser flow from here.
   const auth = new McpAuth({ store: new McpAuthFiles(config.app.data_dir), logger });
   const tools = new McpToolProvider(config.mcp.servers, { logger, env, auth });
   const store = createStore(config.app.data_dir, logger);

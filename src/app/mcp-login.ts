@@ -14,6 +14,8 @@ export interface McpLoginOptions {
   showUrl: (url: URL) => void | Promise<void>;
   /** How long to wait for the browser's redirect. */
   timeoutMs: number;
+  /** Ends the wait early (the front door that started the login is closing). */
+  signal?: AbortSignal;
   /** The loopback port to wait on (default: the one the stored registration names, else any). */
   port?: number;
 }
@@ -46,7 +48,7 @@ export async function mcpLogin(options: McpLoginOptions): Promise<{ file: string
     const { auth: runAuth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     const first = await runAuth(provider, { serverUrl: entry.url });
     if (first === "REDIRECT") {
-      const { code, state } = await callback.wait(AbortSignal.timeout(options.timeoutMs));
+      const { code, state } = await callback.wait(options.signal === undefined ? AbortSignal.timeout(options.timeoutMs) : AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]));
       // The state proves the redirect answers this login, not one someone else started.
       if (state !== provider.state()) throw new RuntimeError("invalid_request", "the redirect's state does not match this login; start it again");
       const second = await runAuth(provider, { serverUrl: entry.url, authorizationCode: code });

@@ -61,6 +61,8 @@ export interface Runtime {
   sessionCatalog(): SessionCatalog;
   /** A front-door session's tools (config servers + its own); see AgentCore.sessionTools. Needs a valid config. */
   sessionTools(request: SessionToolsRequest): ToolProvider;
+  /** The config's remote MCP servers that need a login (once they were tried), and a reconnect after one. Need a valid config. */
+  mcpLogins(): { needing(): string[]; reconnect(server: string): Promise<void> };
   /**
    * `plan`: `{model}` one model, `{all: true}` every model, `{}` the default agent's model (every
    * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
@@ -171,6 +173,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     engines: () => agentCore().engines,
     sessionCatalog: () => agentCore().catalog,
     sessionTools: (request) => agentCore().sessionTools(request),
+    mcpLogins: () => {
+      const tools = agentCore().tools;
+      return { needing: () => tools.needingLogin(), reconnect: (server) => tools.reconnect(server) };
+    },
     warmUpAll: async (signal) => {
       warmUp = { state: "starting" };
       try {

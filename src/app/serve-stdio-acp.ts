@@ -5,6 +5,7 @@ import type { ConfigState } from "../config/read-config-file.js";
 import type { Config, ModelConfig } from "../config/schema.js";
 import { describeModel } from "../engine/describe-model.js";
 import type { LazyRuntime } from "./lazy-runtime.js";
+import { mcpLogin } from "./mcp-login.js";
 import { startStdioServing, type StdioServingOptions } from "./stdio-serving.js";
 
 export interface ServeStdioAcpOptions extends StdioServingOptions {
@@ -53,6 +54,14 @@ function acpDeps(runtime: LazyRuntime, configState: Promise<ConfigState>, versio
         sessionTools: (request) => built.sessionTools(request),
         maxToolOutputBytes: config.app.max_tool_output_bytes,
         contextSize: () => (model === null ? 0 : describeModel(model.config, built.engines().created().get(model.name)).contextLength),
+        mcpLogins: {
+          needing: () => built.mcpLogins().needing(),
+          login: async (server, showUrl, signal) => {
+            // The same flow as `local-ai mcp login` (its default wait), cut short when the connection ends.
+            await mcpLogin({ config, server, logger, showUrl, timeoutMs: ACP_LOGIN_TIMEOUT_MS, signal });
+            await built.mcpLogins().reconnect(server);
+          },
+        },
       };
     },
     takesImages: async () => {
@@ -63,6 +72,9 @@ function acpDeps(runtime: LazyRuntime, configState: Promise<ConfigState>, versio
     },
   };
 }
+
+/** How long an ACP-started MCP login waits for the browser's redirect (as `mcp login --timeout`'s default). */
+const ACP_LOGIN_TIMEOUT_MS = 300_000;
 
 /** The model of the default (first) agent, as a session uses it. */
 function defaultModel(config: Config): { name: string; config: ModelConfig } | null {

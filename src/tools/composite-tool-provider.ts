@@ -51,6 +51,13 @@ export class CompositeToolProvider implements ToolProvider {
     return route.part.refusal(route.inner, args);
   }
 
+  onPromptsChanged(listener: () => void): () => void {
+    const unsubscribe = this.parts.map((part) => part.provider.onPromptsChanged?.(listener));
+    return () => {
+      for (const off of unsubscribe) off?.();
+    };
+  }
+
   missingToolNotes(): string[] {
     return this.parts.flatMap((part) => part.provider.missingToolNotes?.() ?? []);
   }

@@ -74,6 +74,11 @@ export interface ToolProvider {
   refreshed?(signal?: AbortSignal): Promise<void>;
   /** The MCP servers this provider runs that started (for routing prompts and resources). */
   mcpServers?(): string[];
+  /**
+   * Calls `listener` whenever one of its servers announces a change of its prompts
+   * (`notifications/prompts/list_changed`); returns what unsubscribes it.
+   */
+  onPromptsChanged?(listener: () => void): () => void;
   /** MCP prompts of every ready server (docs/tools.md#prompts); absent: the provider has none. */
   prompts?(signal?: AbortSignal): Promise<McpPromptInfo[]>;
   /** One prompt expanded (`prompts/get`); a RuntimeError `invalid_params` for an unknown server or prompt. */

@@ -3,7 +3,7 @@
 // prompt listed in available_commands_update, and `/proto:review file=a.ts` run as that prompt on
 // a scripted upstream that shows what the model got.
 import assert from "node:assert/strict";
-import { mkdtemp, realpath } from "node:fs/promises";
+import { mkdtemp, readFile, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ import { openaiModelYaml, startAgentUpstream, type AgentUpstream } from "../help
 import { tempConfig } from "../helpers/temp-config.js";
 
 const PROTOCOL_SERVER = fileURLToPath(new URL("../helpers/mcp-protocol-server.js", import.meta.url));
+const PROMPT_CHANGE_SERVER = fileURLToPath(new URL("../helpers/mcp-prompt-change-server.js", import.meta.url));
 
 let upstream: AgentUpstream | undefined;
 let editor: AcpEditor | undefined;
@@ -42,5 +43,22 @@ describe("ACP: MCP prompts as available commands", () => {
     assert.deepEqual((messages[1]?.content as unknown[])[0], { type: "text", text: "Please review a.ts in a very kind tone." });
     assert.equal((await editor.close()).code, 0, editor.stderr);
     assert.deepEqual(editor.stdoutViolations(), []);
+  });
+  it("a server's prompts/list_changed updates the commands at once, without a turn", async () => {
+    const { dir, configPath } = await tempConfig(openaiModelYaml("http://127.0.0.1:9/v1", ["    memory: false"]));
+    const changing = new AcpEditor(["--config", configPath], { cwd: dir });
+    editor = changing;
+    await changing.initialize();
+    const cwd = await realpath(await mkdtemp(path.join(tmpdir(), "local-ai-acp-ws-")));
+    const pidFile = path.join(dir, "prompt-server.pid");
+    const { sessionId } = await changing.agent.request(methods.agent.session.new, { cwd, mcpServers: [{ name: "pc", command: process.execPath, args: [PROMPT_CHANGE_SERVER, pidFile], env: [] }] });
+    const names = () => changing.updates(sessionId).flatMap((u) => (u.sessionUpdate === "available_commands_update" ? [u.availableCommands.map((c) => c.name)] : []));
+    await changing.waitFor(() => names().length > 0, "the first available_commands_update");
+    assert.deepEqual(names(), [["pc:first"]]);
+    process.kill(Number(await readFile(pidFile, "utf8")), "SIGUSR1");
+    await changing.waitFor(() => names().length > 1, "the commands after the server's prompts/list_changed");
+    assert.deepEqual(names(), [["pc:first"], ["pc:first", "pc:second"]]);
+    assert.equal((await changing.close()).code, 0, changing.stderr);
+    assert.deepEqual(changing.stdoutViolations(), []);
   });
 });

@@ -83,6 +83,26 @@ describe("AcpTurnUpdates: AgentEvents as session/update", () => {
     ]);
   });
 
+  it("tool_progress: the running call's content shows the latest report; tools_changed: a notice only where the editor takes notices", () => {
+    const updates = new AcpTurnUpdates(CWD, null, true);
+    const out = mapAll(updates, [
+      { event: "tool_start", step: 0, tool: "count", args: {}, call_id: "p1" },
+      { event: "tool_progress", step: 0, tool: "count", progress: 1, total: 3, message: "at 1", call_id: "p1" },
+      { event: "tool_progress", step: 0, tool: "count", progress: 2, call_id: "p1" },
+      { event: "tool_done", step: 0, tool: "count", status: "ok", preview: "counted", retryable: false, ms: 5, call_id: "p1" },
+      { event: "tools_changed", step: 1, server: "proto", tools: ["unlock", "secret"] },
+      { event: "tools_changed", step: 1, server: "gone", tools: [] },
+    ]);
+    assert.deepEqual(out.slice(2), [
+      { sessionUpdate: "tool_call_update", toolCallId: "p1", content: [{ type: "content", content: { type: "text", text: "at 1 (1/3)" } }] },
+      { sessionUpdate: "tool_call_update", toolCallId: "p1", content: [{ type: "content", content: { type: "text", text: "2" } }] },
+      { sessionUpdate: "tool_call_update", toolCallId: "p1", status: "completed", content: [{ type: "content", content: { type: "text", text: "counted" } }] },
+      { sessionUpdate: "notice", severity: "info", title: "MCP server proto changed its tools", description: "Tools now: unlock, secret" },
+      { sessionUpdate: "notice", severity: "info", title: "MCP server gone changed its tools", description: "It offers no tools now." },
+    ]);
+    assert.deepEqual(new AcpTurnUpdates(CWD, null).map({ event: "tools_changed", step: 1, server: "proto", tools: ["unlock"] }), [], "no notices capability: nothing");
+  });
+
   it("a gated call is announced once, before the question; its tool_start only moves it on; a call that never started is shown failed", () => {
     const updates = new AcpTurnUpdates(CWD, null);
     const asked = updates.permission({ tool: "run_command", args: { command: "npm", args: ["test"] }, server: "editor", step: 0, call_id: "r1" });

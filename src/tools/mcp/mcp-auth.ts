@@ -43,6 +43,11 @@ export class McpAuth {
     return provider;
   }
 
+  /** A connection made with the stored login (one made by another McpAuth, e.g. ACP's login flow). */
+  connected(server: string): void {
+    for (const provider of this.providers.values()) if (provider.server === server) provider.needsLogin = false;
+  }
+
   /** The last connection attempt found no usable login for this server. */
   needsLogin(server: string): boolean {
     return [...this.providers.values()].some((provider) => provider.server === server && provider.needsLogin);

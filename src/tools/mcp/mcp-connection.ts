@@ -22,6 +22,8 @@ export interface McpConnectionDeps {
   auth?: McpAuth;
   /** The server's tool list was fetched again after it announced a change (`tools` is the new list). */
   onToolsChanged?: (connection: McpConnection) => void;
+  /** The server announced a change of its prompts (`notifications/prompts/list_changed`). */
+  onPromptsChanged?: (connection: McpConnection) => void;
 }
 
 /**
@@ -126,11 +128,12 @@ export class McpConnection {
   /**
    * A change announced by the live session: its tools are listed again (one fetch at a time; a
    * change announced during a fetch fetches once more after it). Prompts and resources are
-   * listed on demand, so their changes are only logged.
+   * listed on demand: a prompts change is passed on (ACP's commands follow it), resources are logged.
    */
   private onListChanged(session: McpSession, list: McpListKind): void {
     if (session !== this.session || this.isClosed()) return;
     this.logger.info({ list }, "MCP server announced a list change");
+    if (list === "prompts") this.deps.onPromptsChanged?.(this);
     if (list !== "tools") return;
     const previous = this.refreshing ?? Promise.resolve();
     const refresh = previous.then(() => this.refreshTools(session));

@@ -57,6 +57,7 @@ export class McpToolProvider implements ToolProvider {
   private readonly connections: McpConnection[];
   private readonly entries = new Map<string, Entry>();
   private ordered: ToolDescriptor[] = [];
+  private readonly promptListeners = new Set<() => void>();
   private starting: Promise<void> | undefined;
   private closed = false;
   private readonly logger: Logger;
@@ -76,6 +77,9 @@ export class McpToolProvider implements ToolProvider {
           startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
           ...(deps.auth === undefined ? {} : { auth: deps.auth }),
           onToolsChanged: () => this.assignNames(),
+          onPromptsChanged: () => {
+            for (const listener of this.promptListeners) listener();
+          },
         }),
     );
   }
@@ -126,6 +130,29 @@ export class McpToolProvider implements ToolProvider {
     const result = unknownToolResult(name, [...this.entries.keys()]);
     const notes = this.missingToolNotes();
     return notes.length === 0 ? result : errorResult([result.content, ...notes].join("; "), false);
+  }
+
+  onPromptsChanged(listener: () => void): () => void {
+    this.promptListeners.add(listener);
+    return () => this.promptListeners.delete(listener);
+  }
+
+  /** The configured remote servers whose last connection attempt found no usable login. */
+  needingLogin(): string[] {
+    return this.connections.filter((connection) => !connection.listed && this.auth?.needsLogin(connection.server) === true).map((connection) => connection.server);
+  }
+
+  /**
+   * Connects to a server again after a login made by this process (ACP): its tools are offered
+   * from the next listing on. Rejects with the connection's error (a login still missing).
+   */
+  async reconnect(server: string): Promise<void> {
+    await this.start();
+    const connection = this.connections.find((candidate) => candidate.server === server);
+    if (connection === undefined || this.closed) return;
+    await connection.start();
+    this.auth?.connected(server);
+    this.assignNames();
   }
 
   mcpServers(): string[] {
