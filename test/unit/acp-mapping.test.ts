@@ -164,8 +164,8 @@ describe("sessionMcpServers: an editor's servers as the session's own", () => {
     );
     assert.deepEqual(specs, {
       my_files: { command: "/bin/fs-server", args: ["--ro"], env: { TOKEN: "t" }, cwd: CWD, requires_approval: true, timeout_ms: 60_000 },
-      my_files_2: { transport: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer x" }, requires_approval: true, timeout_ms: 60_000 },
-      server: { transport: "sse", url: "http://127.0.0.1:9/sse", headers: {}, requires_approval: true, timeout_ms: 60_000 },
+      my_files_2: { transport: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer x" }, requires_approval: true, timeout_ms: 60_000, oauth: null },
+      server: { transport: "sse", url: "http://127.0.0.1:9/sse", headers: {}, requires_approval: true, timeout_ms: 60_000, oauth: null },
     });
     assert.throws(() => sessionMcpServers([{ type: "http", name: "x", url: "not a url", headers: [] }], CWD), (error: RuntimeError) => error.code === "invalid_params");
   });
