@@ -9,6 +9,7 @@ import type { ModelPlanEntry } from "../engine/plan/plan-types.js";
 import { abortError, raceAbort, settlesWithin } from "../shared/abort.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { DownloadSettings } from "./download-settings.js";
+import { trimDownloadTail } from "./trim-download-tail.js";
 import { assertFreeSpace, expectedDownloadBytes, SIZE_SLACK_BYTES } from "./download-size.js";
 import { DEFAULT_HUB } from "./hub-access.js";
 import { findDownloaded, invalidReference } from "./find-downloaded.js";
@@ -155,6 +156,10 @@ export async function pullModel(request: PullRequest): Promise<PullResult> {
     });
   }
   progress.finish({ downloadedBytes: downloader.totalSize, totalBytes: downloader.totalSize });
+  const localParts = splitPartPaths(target);
+  if (localParts.length === remote.parts.length) {
+    await trimDownloadTail(localParts.map((part, index) => ({ path: part, advertisedBytes: remote.parts[index]?.advertisedBytes })));
+  }
   step({ step: "verifying", path: target });
   await validateGguf(target, signal ? { signal } : {});
   return { path: target, bytes: await totalBytes(target), downloaded: true };

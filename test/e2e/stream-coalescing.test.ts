@@ -45,7 +45,12 @@ async function chatEvents(proc: CliProcess, id: string): Promise<WireMessage[]> 
 }
 
 /** Event names with each run of consecutive llm_chunk collapsed to one. */
-const shape = (events: WireMessage[]): string[] => events.map((e) => String(e.event)).filter((n, i, all) => !(n === "llm_chunk" && all[i - 1] === "llm_chunk"));
+/** Event names with each run of llm_chunk collapsed; the first turn's model_load events (the load, not the stream) left out. */
+const shape = (events: WireMessage[]): string[] =>
+  events
+    .map((e) => String(e.event))
+    .filter((n) => n !== "model_load")
+    .filter((n, i, all) => !(n === "llm_chunk" && all[i - 1] === "llm_chunk"));
 const text = (events: WireMessage[]): string => events.filter((e) => e.event === "llm_chunk").map((e) => String(e.delta)).join("");
 const count = (events: WireMessage[]): number => events.filter((e) => e.event === "llm_chunk").length;
 
