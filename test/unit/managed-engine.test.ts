@@ -22,6 +22,7 @@ class HeldEngine implements Engine {
   loaded = false;
   closed = 0;
   private releases: Array<() => void> = [];
+  private generating: Array<() => void> = [];
 
   constructor(readonly modelName = "m") {}
 
@@ -37,8 +38,14 @@ class HeldEngine implements Engine {
     return text.length;
   }
 
+  /** Resolves when the next generation reaches this engine (after the manager's admission). */
+  generationStarted(): Promise<void> {
+    return new Promise((resolve) => this.generating.push(resolve));
+  }
+
   generate(_request: GenerateRequest): AsyncIterable<EngineChunk> {
     const wait = new Promise<void>((resolve) => this.releases.push(resolve));
+    for (const started of this.generating.splice(0)) started();
     return (async function* () {
       await wait;
       yield { type: "end", finishReason: "stop" };
@@ -80,8 +87,9 @@ describe("ManagedEngine", () => {
     const managed = new ManagedEngine(make(), async () => make(), { idleUnloadMs: null, logger });
     assert.equal(await managed.unload(), false, "nothing loaded, nothing to free");
     await managed.warmUp();
+    const started = made[0]?.generationStarted();
     const running = drain(managed.generate({ messages: [], temperature: 0, maxTokens: 1 }));
-    await Promise.resolve();
+    await started;
     assert.equal(managed.inFlight, 1);
     await assert.rejects(managed.unload(), (error: unknown) => isRuntimeError(error) && error.code === "busy" && error.details?.in_flight === 1);
     made[0]?.release();
@@ -108,8 +116,9 @@ describe("ManagedEngine", () => {
     context.mock.timers.tick(30_000);
     assert.equal(managed.health().info?.idle_s, 30);
     assert.equal(managed.health().info?.idle_unload_s, 60);
+    const started = made[0]?.generationStarted();
     const running = drain(managed.generate({ messages: [], temperature: 0, maxTokens: 1 }));
-    await Promise.resolve();
+    await started;
     context.mock.timers.tick(120_000);
     assert.equal(made[0]?.closed, 0, "in use: the idle timer does not run");
     made[0]?.release();
