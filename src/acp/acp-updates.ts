@@ -66,6 +66,9 @@ export class AcpTurnUpdates {
       // prompts are commands (available_commands_update).
       case "tools_changed":
         return [];
+      // Asked through the ACP client when it can (acp-elicitation.ts); nothing to show here.
+      case "elicitation_request":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);

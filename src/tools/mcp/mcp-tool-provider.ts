@@ -28,6 +28,8 @@ export interface McpToolProviderDeps {
   startTimeoutMs?: number;
   /** OAuth for remote servers (tokens in data_dir); without it a server that answers 401 fails. */
   auth?: McpAuth;
+  /** `mcp.elicitation_timeout_s` in ms (default 600 s). */
+  elicitationTimeoutMs?: number;
 }
 
 export interface McpServerStatus {
@@ -76,6 +78,7 @@ export class McpToolProvider implements ToolProvider {
           startTimeoutMs: deps.startTimeoutMs ?? Math.max(config.timeout_ms, DEFAULT_START_TIMEOUT_MS),
           ...(deps.auth === undefined ? {} : { auth: deps.auth }),
           onToolsChanged: () => this.assignNames(),
+          ...(deps.elicitationTimeoutMs === undefined ? {} : { elicitationTimeoutMs: deps.elicitationTimeoutMs }),
         }),
     );
   }
@@ -111,7 +114,7 @@ export class McpToolProvider implements ToolProvider {
     const entry = this.entries.get(name);
     if (entry === undefined) return this.unknownTool(name);
     const started = Date.now();
-    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress);
+    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress, options.elicit);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
   }
