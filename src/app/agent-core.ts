@@ -95,7 +95,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
       new CompositeToolProvider([
         { provider: tools, owned: false },
         // An editor's own servers carry the editor's credentials (headers): no stored logins for them.
-        { provider: new McpToolProvider(request.servers, { logger, env }), owned: true },
+        { provider: new McpToolProvider(request.servers, { logger, env, elicitationTimeoutMs: config.mcp.elicitation_timeout_s * 1000 }), owned: true },
         ...request.providers.map((provider) => ({ provider, owned: true })),
       ]),
     warmUp: async (signal) => {
