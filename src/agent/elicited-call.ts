@@ -33,7 +33,8 @@ export async function runElicitedCall(input: ElicitedCallInput): Promise<Elicite
     const ask = input.askElicitation;
     if (ask !== undefined) {
       emit({ event: "elicitation_request", step, server: request.server, message: request.message, requested_schema: request.requested_schema, call_id: callId });
-      return ask({ ...request, step, call_id: callId }, signal);
+      // The turn's cancel (Ctrl-C at the question) withdraws it as well as the server's own end.
+      return ask({ ...request, step, call_id: callId }, AbortSignal.any([signal, input.signal]));
     }
     // One pause per call: a second question while the turn is already paused cannot be shown.
     if (!input.pause || questions > 1) return { action: "decline" };
