@@ -38,7 +38,7 @@ export interface TurnOutcome {
   abort_reason?: LoopAbortReason;
   /** Only with finish_reason `paused`: the call that waits for approval. */
   pending_approval?: PendingApproval;
-  /** Only with finish_reason `paused` (session turns of stdio v1 / JSON-RPC): the server's question the turn waits on. */
+  /** Only with finish_reason `paused` (session turns of stdio v1, JSON-RPC, HTTP): the server's question the turn waits on. */
   pending_elicitation?: ElicitationRequest;
   /** Only with finish_reason `stop`: the request's stop string that ended the text, where the engine says which (embedded). */
   stop_sequence?: string;

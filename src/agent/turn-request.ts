@@ -39,7 +39,7 @@ export interface TurnOptions {
   /** A front door that can ask its user a server's question mid-turn (terminal chat, ACP). */
   askElicitation?: ElicitationCallback | undefined;
   /**
-   * A front door that answers in a later request (stdio v1, JSON-RPC): a server's question pauses
+   * A front door that answers in a later request (stdio v1, JSON-RPC, session-mode HTTP): a server's question pauses
    * the turn with `pending_elicitation` while the call keeps running. Without this or
    * askElicitation the server is declined.
    */
