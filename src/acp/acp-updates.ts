@@ -72,6 +72,9 @@ export class AcpTurnUpdates {
       case "tools_changed":
         if (!this.notices) return [];
         return [{ sessionUpdate: "notice", severity: "info", title: `MCP server ${event.server} changed its tools`, description: event.tools.length === 0 ? "It offers no tools now." : `Tools now: ${event.tools.join(", ")}` }];
+      // Asked through the ACP client when it can (acp-elicitation.ts); nothing to show here.
+      case "elicitation_request":
+        return [];
       default: {
         const unreachable: never = event;
         throw new Error(`unmapped agent event ${JSON.stringify(unreachable)}`);

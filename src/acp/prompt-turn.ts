@@ -2,6 +2,7 @@ import { RequestError, type PromptRequest, type PromptResponse, type StopReason 
 import { withCoalescedEmit } from "../agent/delta-coalescer.js";
 import type { TurnOutcome } from "../agent/turn-outcome.js";
 import { ACP_USER, type AcpConnectionState } from "./acp-connection-state.js";
+import { canElicit, elicitationAsker } from "./acp-elicitation.js";
 import type { AcpCore } from "./acp-deps.js";
 import { permissionAsker } from "./acp-permission.js";
 import type { AcpSession } from "./acp-session.js";
@@ -38,7 +39,10 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
       },
       // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
       { windowMs: state.deps.coalesceMs, busy: () => session.updates.busy },
-      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log), tools: session.tools }),
+      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log),
+        // An editor that shows forms answers a server's question mid-turn; otherwise the server gets a decline.
+        askElicitation: canElicit(state.clientCapabilities) ? elicitationAsker(session, log) : undefined,
+        tools: session.tools }),
     );
     reportWarnings(state, session, result);
     await recordTurn(core, session, params, log);

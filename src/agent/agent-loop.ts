@@ -3,8 +3,9 @@ import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { PendingToolCall } from "../store/store-types.js";
-import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
-import type { ApprovalCallback, EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
+import type { ElicitationAnswer, ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
+import type { ParkedCall } from "./elicitation-park.js";
+import type { ApprovalCallback, ElicitationCallback, EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 import { runModelStep, type StepOptions } from "./model-step.js";
 import { renderForModel } from "./prompt.js";
 import { ToolListWatch } from "./tool-list-watch.js";
@@ -45,6 +46,10 @@ export interface AgentLoopInput {
   resumeDecision?: "approve" | "decline";
   /** Ask the user mid-turn instead of pausing (front doors that can ask). */
   askApproval?: ApprovalCallback | undefined;
+  /** Server questions: asked mid-turn, or (park) the turn pauses on them; see ToolStepInput. */
+  askElicitation?: ElicitationCallback | undefined;
+  parkElicitation?: ((parked: ParkedCall) => void) | undefined;
+  resumeElicitation?: { answer: ElicitationAnswer; parked: ParkedCall | undefined } | undefined;
   /** The agent running the loop and where its tool calls are reported (docs/operations.md). */
   agentName?: string;
   metrics?: MetricsRecorder;
@@ -80,7 +85,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
   const save = (): Promise<void> => input.saveCheckpoint("running", null);
   let lastText = "";
 
-  const settle = async (step: number, calls: ReturnType<typeof unansweredCalls>, resumeDecision?: "approve" | "decline"): Promise<LoopOutcome | null> => {
+  const settle = async (step: number, calls: ReturnType<typeof unansweredCalls>, resumeDecision?: "approve" | "decline", resumeElicitation?: AgentLoopInput["resumeElicitation"]): Promise<LoopOutcome | null> => {
     const pending = await settleToolCalls({
       tools: input.tools,
       descriptors: watch.current,
@@ -94,6 +99,9 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
       emit,
       save,
       askApproval: input.askApproval,
+      askElicitation: input.askElicitation,
+      parkElicitation: input.parkElicitation,
+      resumeElicitation,
       ...(input.metrics ? { metrics: input.metrics, agentName: input.agentName ?? "none" } : {}),
     });
     if (pending) {
@@ -111,7 +119,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<LoopOutcome> 
   const leftover = unansweredCalls(turn.messages);
   if (leftover.length > 0) {
     const here = leftover.filter(runsHere);
-    const outcome = here.length === 0 ? null : await settle(Math.max(0, turn.step - 1), here, input.resumeDecision);
+    const outcome = here.length === 0 ? null : await settle(Math.max(0, turn.step - 1), here, input.resumeDecision, input.resumeElicitation);
     if (outcome) return outcome;
     const theirs = leftover.filter((call) => !runsHere(call));
     if (theirs.length > 0) return { kind: "client_tool_calls", response: "", calls: theirs, step: Math.max(0, turn.step - 1) };

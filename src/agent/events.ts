@@ -3,7 +3,7 @@
  * `thinking_chunk` and `usage`). Each transport maps it in exactly one place; an exhaustive
  * switch ending in `never` makes a new event a compile error wherever it is not handled.
  */
-import type { ToolStatus } from "../tools/tool-types.js";
+import type { ElicitationAnswer, ElicitationRequest, ToolStatus } from "../tools/tool-types.js";
 
 export type { ToolStatus } from "../tools/tool-types.js";
 
@@ -38,7 +38,12 @@ export type AgentEvent =
    * An MCP server changed its tools (`notifications/tools/list_changed`): `tools` are the names
    * the model is offered from it from `step` on (the agent's patterns applied; empty: none left).
    */
-  | { event: "tools_changed"; step: number; server: string; tools: string[] };
+  | { event: "tools_changed"; step: number; server: string; tools: string[] }
+  /**
+   * An MCP server asks the user for input while the tool call `call_id` runs (`elicitation/create`,
+   * form mode): a front door that can ask does; otherwise the turn pauses with `pending_elicitation`.
+   */
+  | { event: "elicitation_request"; step: number; server: string; message: string; requested_schema: Record<string, unknown>; call_id?: string };
 
 export type EmitEvent = (event: AgentEvent) => void;
 
@@ -59,3 +64,16 @@ export interface ApprovalRequest {
  * an "always" answer is the front door's business. Must settle when `signal` aborts.
  */
 export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<"approve" | "decline">;
+
+/** What a front door is asked when a server wants the user's input mid-call (see `ElicitationCallback`). */
+export interface ElicitationAsk extends ElicitationRequest {
+  step: number;
+  /** The call the server asks for (ACP's toolCallId). */
+  call_id: string;
+}
+
+/**
+ * Asked mid-turn when a server sends `elicitation/create` and a front door can ask its user.
+ * Must settle when `signal` aborts (the server's wait ended: timeout, cancel); the answer is then unused.
+ */
+export type ElicitationCallback = (request: ElicitationAsk, signal: AbortSignal) => Promise<ElicitationAnswer>;

@@ -10,7 +10,8 @@ import type { McpPromptInfo, McpResourceList } from "../tools/tool-types.js";
 import { inputText } from "./prompt.js";
 import { openingMessages } from "./mcp-input.js";
 import { CheckpointWriter } from "./checkpoint-writer.js";
-import { runSessionTurn } from "./session-turn.js";
+import { ElicitationPark } from "./elicitation-park.js";
+import { runSessionTurn, type SessionTurn } from "./session-turn.js";
 import type { TurnState } from "./turn-state.js";
 import { countStatelessPrompt } from "./stateless-prompt-count.js";
 import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
@@ -23,6 +24,9 @@ import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
  * run the AgentLoop with a checkpoint after each step, persist the finished turn.
  */
 export class SessionRunner {
+  /** Calls still running while their turns wait on a server's question (pause mode). */
+  private readonly park = new ElicitationPark();
+
   constructor(private readonly deps: SessionRunnerDeps) {}
 
   /**
@@ -146,18 +150,23 @@ export class SessionRunner {
     let agentName: string;
     let userInput: string;
     let resumeDecision: "approve" | "decline" | undefined;
+    let resumeElicitation: SessionTurn["resumeElicitation"];
+    const parkKey = `${userId}/${sessionId}`;
     if (request.resume === true) {
       if (checkpoint === null) throw new RuntimeError("invalid_request", `Nothing to resume in session ${sessionId}: it has no interrupted or paused turn`);
       [agentName] = this.resolveAgent(checkpoint.agent);
       turn = { messages: checkpoint.messages, step: checkpoint.step, parseErrors: checkpoint.parse_errors };
       traceId = checkpoint.trace_id;
       userInput = checkpoint.user_input;
-      if (checkpoint.status === "paused") resumeDecision = request.approve_execution === true ? "approve" : "decline";
+      // A turn paused on a server's question resumes with the answer (none: cancel), not a decision.
+      if (checkpoint.status === "paused" && checkpoint.pending?.elicitation !== undefined) resumeElicitation = { answer: request.elicitation ?? { action: "cancel" }, parked: this.park.take(parkKey) };
+      else if (checkpoint.status === "paused") resumeDecision = request.approve_execution === true ? "approve" : "decline";
     } else {
       if (checkpoint !== null) {
         warnings.push(`discarded the unfinished turn ${checkpoint.trace_id} of this session (send resume: true to continue such a turn)`);
         await store.clearCheckpoint(userId, sessionId);
       }
+      if (this.park.drop(parkKey)) (options.logger ?? this.deps.logger).info({ session_id: sessionId }, "a new turn dropped the paused one: its server's question is declined");
       let agent: AgentConfig;
       [agentName, agent] = this.resolveAgent(request.agent);
       const messages = await this.openingMessages(request, agent, options);
@@ -180,7 +189,8 @@ export class SessionRunner {
     void save("running", null).catch(() => undefined);
     try {
       const agent = this.resolveAgent(agentName, request.model)[1];
-      return await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady });
+      return await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, resumeElicitation,
+        parkElicitation: options.pauseForElicitation === true ? (parked) => this.park.put(parkKey, parked) : undefined, save, log, writer, memoryReady });
     } catch (error) {
       await writer.flush().catch(() => undefined);
       // A cancelled or crashed turn keeps its checkpoint (resume: true continues it). A new turn
@@ -222,6 +232,7 @@ export class SessionRunner {
     await store.withSessionLock(assertSafeId("user_id", userId), assertSafeId("session_id", sessionId), async () => {
       const checkpoint = await store.readCheckpoint(userId, sessionId);
       if (checkpoint?.status === "paused") await store.clearCheckpoint(userId, sessionId);
+      this.park.drop(`${userId}/${sessionId}`);
     }, signal);
   }
 

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { AgentConfig } from "../config/schema.js";
 import type { Checkpoint } from "../store/store-types.js";
+import type { ElicitationAnswer } from "../tools/tool-types.js";
+import type { ParkedCall } from "./elicitation-park.js";
 import { runAgentLoop, type LoopOutcome } from "./agent-loop.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { fitContext } from "./context-budget.js";
@@ -26,6 +28,8 @@ export interface SessionTurn {
   agent: AgentConfig;
   userInput: string;
   resumeDecision: "approve" | "decline" | undefined;
+  resumeElicitation: { answer: ElicitationAnswer; parked: ParkedCall | undefined } | undefined;
+  parkElicitation: ((parked: ParkedCall) => void) | undefined;
   save: (status: Checkpoint["status"], pending: Checkpoint["pending"]) => Promise<void>;
   log: Logger;
   writer: CheckpointWriter;
@@ -38,7 +42,7 @@ export interface SessionTurn {
  * finished turn appended to the history (or the paused one left in its checkpoint).
  */
 export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn): Promise<SessionTurnOutcome> {
-  const { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, save, log, writer, memoryReady } = ctx;
+  const { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, resumeElicitation, parkElicitation, save, log, writer, memoryReady } = ctx;
   const tally = new TurnTally();
   const emit = tally.wrap(options.emit);
   const { store, memory, config } = deps;
@@ -96,6 +100,9 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
     approveExecution: request.approve_execution === true && resumeDecision === undefined,
     ...(resumeDecision ? { resumeDecision } : {}),
     askApproval: options.askApproval,
+    askElicitation: options.askElicitation,
+    parkElicitation,
+    resumeElicitation,
     agentName,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     signal: options.signal,
@@ -105,6 +112,10 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
 
   await writer.flush();
   const base = { reasoning: tally.reasoning, usage: tally.usage, session_id: sessionId, trace_id: traceId, warnings };
+  if (outcome.kind === "paused" && outcome.pending.elicitation !== undefined) {
+    log.info({ tool: outcome.pending.call.name, server: outcome.pending.elicitation.server }, "turn paused for the server's question");
+    return { ...base, finish_reason: "paused", pending_elicitation: outcome.pending.elicitation, response: "" };
+  }
   if (outcome.kind === "paused") {
     warnings.push(`approval_required: ${outcome.pending.call.name}`);
     log.info({ tool: outcome.pending.call.name }, "turn paused for approval");

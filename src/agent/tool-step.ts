@@ -3,9 +3,12 @@ import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ImagePart } from "../shared/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
-import type { ToolDescriptor, ToolProgress, ToolProvider } from "../tools/tool-types.js";
+import type { ElicitationAnswer, ToolCallResult, ToolDescriptor, ToolProgress, ToolProvider } from "../tools/tool-types.js";
+import { errorResult } from "../tools/tool-results.js";
 import type { PendingToolCall } from "../store/store-types.js";
-import type { ApprovalCallback, EmitEvent } from "./events.js";
+import type { ApprovalCallback, ElicitationCallback, EmitEvent } from "./events.js";
+import type { ParkedCall } from "./elicitation-park.js";
+import { runElicitedCall } from "./elicited-call.js";
 import { checkToolArguments } from "./tool-arguments.js";
 import { capToolOutput, previewOf, type TurnState } from "./turn-state.js";
 
@@ -26,6 +29,12 @@ export interface ToolStepInput {
   save: () => Promise<void>;
   /** A front door that can ask the user mid-turn (terminal chat, an editor); without it the turn pauses. */
   askApproval?: ApprovalCallback | undefined;
+  /** A front door that can ask its user a server's question mid-call. */
+  askElicitation?: ElicitationCallback | undefined;
+  /** Pause mode (stdio, JSON-RPC): a server's question parks the running call here and pauses the turn. */
+  parkElicitation?: ((parked: ParkedCall) => void) | undefined;
+  /** Resuming a turn paused on a question: the answer, and the call still running (none after a restart). */
+  resumeElicitation?: { answer: ElicitationAnswer; parked: ParkedCall | undefined } | undefined;
   /** Where each settled call is counted, under this agent's name. */
   metrics?: MetricsRecorder;
   agentName?: string;
@@ -77,7 +86,8 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       await input.save();
       continue;
     }
-    let decision = index === 0 ? input.resumeDecision : undefined;
+    const resumed = index === 0 ? input.resumeElicitation : undefined;
+    let decision = resumed === undefined ? (index === 0 ? input.resumeDecision : undefined) : "approve";
     if (decision !== "approve" && decision !== "decline" && input.askApproval !== undefined && needsApproval(descriptor, input.approveExecution)) {
       const answered = input.metrics?.approvalWaiting();
       try {
@@ -97,10 +107,26 @@ export async function settleToolCalls(input: ToolStepInput): Promise<PendingTool
       emit({ event: "tool_done", step, tool: call.name, status: "approval_required", preview: previewOf(`${call.name} needs approval: resume with approve_execution`), retryable: false, ms: 0, call_id: call.id });
       return { call, args: checked.args, server: descriptor.server };
     }
-    emit({ event: "tool_start", step, tool: call.name, args: checked.args, call_id: call.id });
+    // A call resumed after its server's question started in the paused turn: no second tool_start.
+    if (resumed === undefined) emit({ event: "tool_start", step, tool: call.name, args: checked.args, call_id: call.id });
     const started = Date.now();
     const onProgress = (progress: ToolProgress): void => emit({ event: "tool_progress", step, tool: call.name, ...progress, call_id: call.id });
-    const result = await input.tools.call(call.name, checked.args, { signal: input.signal, onProgress });
+    let result: ToolCallResult;
+    if (resumed !== undefined) {
+      const parked = resumed.parked?.callId === call.id ? resumed.parked : undefined;
+      parked?.answer(resumed.answer);
+      result = parked === undefined ? errorResult("the call was interrupted while its server waited for the user's answer (local-ai restarted); it may or may not have completed", false) : await parked.result;
+    } else {
+      const run = await runElicitedCall({
+        tools: input.tools, name: call.name, args: checked.args, callId: call.id, step, signal: input.signal, emit, onProgress,
+        askElicitation: input.askElicitation, pause: input.parkElicitation !== undefined,
+      });
+      if (run.kind === "asked") {
+        input.parkElicitation?.(run.parked);
+        return { call, args: checked.args, server: descriptor.server, elicitation: run.request };
+      }
+      result = run.result;
+    }
     const ms = Date.now() - started;
     const output = capToolOutput(result.content, input.maxToolOutputBytes);
     emit({ event: "tool_done", step, tool: call.name, status: result.status, preview: previewOf(result.content), retryable: result.retryable, ms, call_id: call.id, output });

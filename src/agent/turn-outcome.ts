@@ -1,4 +1,5 @@
 import type { ChatMessage, ToolCall } from "../engine/chat-types.js";
+import type { ElicitationRequest } from "../tools/tool-types.js";
 import type { EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 
 /**
@@ -8,7 +9,7 @@ import type { EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js"
  * - `length`: the last model step was cut by max_tokens (the answer is partial).
  * - `content_filter`: the upstream refused (openai engine); OpenAI-shaped front doors say `stop`.
  * - `tool_calls`: the model called the client's own tools (`tool_calls`); the client runs them.
- * - `paused`: a tool needs approval (`pending_approval`); in session mode the checkpoint waits
+ * - `paused`: a tool needs approval (`pending_approval`), or a running call's server asks the user (`pending_elicitation`); in session mode the checkpoint waits
  *   for `resume: true`, a stateless turn cannot pause and the call was not run.
  * - `aborted`: the loop gave up (`abort_reason`: `max_steps` or `parse_errors`); `response` is
  *   the last step's text.
@@ -37,6 +38,8 @@ export interface TurnOutcome {
   abort_reason?: LoopAbortReason;
   /** Only with finish_reason `paused`: the call that waits for approval. */
   pending_approval?: PendingApproval;
+  /** Only with finish_reason `paused` (session turns of stdio v1, JSON-RPC, HTTP): the server's question the turn waits on. */
+  pending_elicitation?: ElicitationRequest;
   /** Only with finish_reason `stop`: the request's stop string that ended the text, where the engine says which (embedded). */
   stop_sequence?: string;
   /** Only with finish_reason `tool_calls`: the client's tools the model called. */

@@ -5,8 +5,8 @@ import type { Engine } from "../engine/engine.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";
 import type { ToolScope } from "../tools/scoped-tool-provider.js";
-import type { ToolProvider } from "../tools/tool-types.js";
-import type { ApprovalCallback, EmitEvent } from "./events.js";
+import type { ElicitationAnswer, ToolProvider } from "../tools/tool-types.js";
+import type { ApprovalCallback, ElicitationCallback, EmitEvent } from "./events.js";
 import type { InputPart, PromptRef } from "./mcp-input.js";
 
 /* The turn types SessionRunner takes and session-turn.ts runs: their own file, so neither imports the other. */
@@ -23,6 +23,8 @@ export interface TurnRequest {
   prompt?: PromptRef | undefined;
   resume?: boolean | undefined;
   approve_execution?: boolean | undefined;
+  /** Resuming a turn paused on a server's question: the user's answer (absent: cancel). */
+  elicitation?: ElicitationAnswer | undefined;
   /** Per-request sampling and output controls (OpenAI fields) over the agent's config. */
   overrides?: SamplingOverrides | undefined;
   /** Seconds the model stays loaded once idle after this turn (0: unload then; -1: never); absent: its idle_unload_s. */
@@ -34,6 +36,14 @@ export interface TurnOptions {
   signal: AbortSignal;
   emit: EmitEvent;
   askApproval?: ApprovalCallback | undefined;
+  /** A front door that can ask its user a server's question mid-turn (terminal chat, ACP). */
+  askElicitation?: ElicitationCallback | undefined;
+  /**
+   * A front door that answers in a later request (stdio v1, JSON-RPC, session-mode HTTP): a server's question pauses
+   * the turn with `pending_elicitation` while the call keeps running. Without this or
+   * askElicitation the server is declined.
+   */
+  pauseForElicitation?: boolean | undefined;
   /**
    * This turn's tools instead of the runner's own (the config's servers): a front door whose
    * sessions bring tools of their own (ACP: the editor's MCP servers and file tools) composes one.

@@ -72,7 +72,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
   });
   // Remote servers' OAuth logins (made by `local-ai mcp login`, or by ACP through mcpLogin): never a browser flow from here.
   const auth = new McpAuth({ store: new McpAuthFiles(config.app.data_dir), logger });
-  const tools = new McpToolProvider(config.mcp.servers, { logger, env, auth });
+  const tools = new McpToolProvider(config.mcp.servers, { logger, env, auth, elicitationTimeoutMs: config.mcp.elicitation_timeout_s * 1000 });
   const store = createStore(config.app.data_dir, logger);
   const runner = new SessionRunner({
     config,
@@ -95,7 +95,7 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
       new CompositeToolProvider([
         { provider: tools, owned: false },
         // An editor's own servers carry the editor's credentials (headers): no stored logins for them.
-        { provider: new McpToolProvider(request.servers, { logger, env }), owned: true },
+        { provider: new McpToolProvider(request.servers, { logger, env, elicitationTimeoutMs: config.mcp.elicitation_timeout_s * 1000 }), owned: true },
         ...request.providers.map((provider) => ({ provider, owned: true })),
       ]),
     warmUp: async (signal) => {

@@ -39,6 +39,7 @@ export function resolveConfigPaths(config: Config, baseDir: string): Config {
       keys: config.http.keys.map((key) => ({ ...key, token_file: key.token_file === null ? null : resolve(key.token_file) })),
     },
     mcp: {
+      ...config.mcp,
       servers: Object.fromEntries(
         Object.entries(config.mcp.servers).map(([name, server]) => [
           name,

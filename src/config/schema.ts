@@ -175,6 +175,8 @@ export const mcpRemoteServerSchema = z
 
 export const mcpSchema = z.strictObject({
   servers: z.record(z.string().min(1), z.union([mcpServerSchema, mcpRemoteServerSchema])).default({}),
+  /** How long a server's `elicitation/create` waits for the user's answer before it is declined. */
+  elicitation_timeout_s: z.number().positive().default(600),
 });
 
 /** A key's name: what logs and metrics show (never the token), so a bounded, label-safe set of characters. */

@@ -14,7 +14,7 @@ import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { RequestScope } from "./request-scope.js";
 
 /** A turn's cancel signal, event sink, the key's tool scope; `logger`: the request's (its id on the turn's log lines). */
-export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger">;
+export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "pauseForElicitation">;
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {

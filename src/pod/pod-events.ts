@@ -62,9 +62,11 @@ export class PodEventMapper {
         return [{ event: "error", data: { code: "internal", message: `the turn stopped early: ${event.reason === "max_steps" ? "the step limit (app.max_steps) was reached" : "too many invalid tool calls (app.max_parse_errors)"}`, reason: event.reason } }];
       // The Pod vocabulary has no load event: the turn simply starts later.
       // Nor a tools event: the Pod's clients see calls, not the list the model is offered (or progress).
+      // Pod turns cannot answer a server's question either: it is declined (docs/tools.md).
       case "model_load":
       case "tools_changed":
       case "tool_progress":
+      case "elicitation_request":
         return [];
       default: {
         const unreachable: never = event;

@@ -37,7 +37,12 @@ const checkpointSchema = z.object({
   parse_errors: z.number().int().min(0),
   status: z.enum(["running", "paused"]),
   pending: z
-    .object({ call: toolCall, args: z.record(z.string(), z.unknown()), server: z.string() })
+    .object({
+      call: toolCall,
+      args: z.record(z.string(), z.unknown()),
+      server: z.string(),
+      elicitation: z.object({ server: z.string(), message: z.string(), requested_schema: z.record(z.string(), z.unknown()) }).optional(),
+    })
     .nullable(),
   updated_at: z.string(),
 });

@@ -14,6 +14,15 @@ export interface PendingToolCall {
   /** Arguments parsed and validated; run as-is on approval. */
   args: Record<string, unknown>;
   server: string;
+  /** Set when the call is running and its server waits on the user's answer (not approval). */
+  elicitation?: PendingElicitation;
+}
+
+/** An MCP server's form-mode question a paused turn waits on (the tools layer's ElicitationRequest). */
+export interface PendingElicitation {
+  server: string;
+  message: string;
+  requested_schema: Record<string, unknown>;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { TurnRequest } from "../agent/turn-request.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { toRuntimeError } from "../shared/runtime-error.js";
 import { ChatApprovals } from "./chat-approvals.js";
+import { ChatElicitations } from "./chat-elicitations.js";
 import { CHAT_HELP, parseChatCommand, resourceMentions, type ChatCommand } from "./chat-command.js";
 import type { ChatInput } from "./chat-input.js";
 import { runChatTurn } from "./chat-turn.js";
@@ -43,6 +44,7 @@ export class ChatRepl {
   private agent = "";
   private sessionId: string;
   private readonly approvals: ChatApprovals;
+  private readonly elicitations: ChatElicitations;
   private readonly totals = new UsageTally();
   private running: Running | null = null;
   /** A Ctrl-C already happened (at an empty prompt, or cancelling a turn): the next one exits. */
@@ -58,6 +60,7 @@ export class ChatRepl {
   constructor(private readonly options: ChatReplOptions) {
     this.sessionId = options.session ?? newSessionId();
     this.approvals = new ChatApprovals(options.input, options.ui, options.style);
+    this.elicitations = new ChatElicitations(options.input, options.ui, options.style);
   }
 
   /**
@@ -222,7 +225,7 @@ export class ChatRepl {
 
   private async turn(request: Omit<TurnRequest, "session_id" | "agent">): Promise<void> {
     const { value: outcome } = await this.cancellable((signal) =>
-      runChatTurn({ ...this.options, approvals: this.approvals }, { ...request, session_id: this.sessionId, agent: this.agent }, signal, { cancelledHere: this.cancelledHere }),
+      runChatTurn({ ...this.options, approvals: this.approvals, elicitations: this.elicitations }, { ...request, session_id: this.sessionId, agent: this.agent }, signal, { cancelledHere: this.cancelledHere }),
     );
     if (outcome.kind === "finished") this.totals.add(outcome.usage);
     if (outcome.kind === "failed") this.failures++;

@@ -3,6 +3,7 @@ import type { SessionRunner } from "../agent/session-runner.js";
 import type { TurnRequest } from "../agent/turn-request.js";
 import { toRuntimeError } from "../shared/runtime-error.js";
 import type { ChatApprovals } from "./chat-approvals.js";
+import type { ChatElicitations } from "./chat-elicitations.js";
 import type { LineWriter } from "./line-writer.js";
 import type { TerminalStyle } from "./terminal-style.js";
 import { TurnPrinter } from "./turn-printer.js";
@@ -11,6 +12,7 @@ import type { UsageTally } from "./usage-tally.js";
 export interface ChatTurnDeps {
   runner: SessionRunner;
   approvals: ChatApprovals;
+  elicitations: ChatElicitations;
   answers: LineWriter;
   ui: LineWriter;
   style: TerminalStyle;
@@ -38,7 +40,7 @@ export async function runChatTurn(deps: ChatTurnDeps, request: TurnRequest, sign
   const { ui, style } = deps;
   const printer = new TurnPrinter({ answers: deps.answers, ui, style, showThinking: deps.showThinking });
   try {
-    const result = await deps.runner.runTurn(request, { signal, emit: (event) => printer.print(event), askApproval: deps.approvals.ask });
+    const result = await deps.runner.runTurn(request, { signal, emit: (event) => printer.print(event), askApproval: deps.approvals.ask, askElicitation: deps.elicitations.ask });
     printer.finish();
     for (const warning of result.warnings.filter((text) => !alreadySaid(text, after.cancelledHere))) ui.line(style.yellow(`warning: ${warning}`));
     if (result.finish_reason === "length") ui.line(style.yellow("warning: the answer was cut at max_tokens"));

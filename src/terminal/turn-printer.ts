@@ -114,6 +114,9 @@ export class TurnPrinter {
       // The tool line is open (its result completes it): progress is not drawn into it.
       case "tool_progress":
         return;
+      // The question itself is asked by the chat's elicitation prompt.
+      case "elicitation_request":
+        return;
       case "tools_changed":
         this.closeThinking();
         this.closeTool();

@@ -36,6 +36,25 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** A long tool's progress reports (MCP `notifications/progress`), as they arrive. */
   onProgress?: (progress: ToolProgress) => void;
+  /**
+   * A server asked the user for input while this call runs (MCP `elicitation/create`, form mode).
+   * Must settle; without it the server is declined. The connection bounds the wait
+   * (`mcp.elicitation_timeout_s`, then decline).
+   */
+  elicit?: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
+}
+
+/** An MCP server's question (form mode): `requested_schema` is the flat JSON Schema of the fields. */
+export interface ElicitationRequest {
+  server: string;
+  message: string;
+  requested_schema: Record<string, unknown>;
+}
+
+/** The user's answer: `content` only with accept. */
+export interface ElicitationAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
 }
 
 export interface ToolProgress {

@@ -26,6 +26,7 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "tool_progress":
     case "tool_done":
     case "final":
+    case "elicitation_request":
       return { name, fields: withoutExtras(fields) };
     default: {
       const unreachable: never = event;

@@ -41,6 +41,7 @@ export const agentEventSchemas = [
     unloading: z.array(z.string()).optional(),
   }),
   z.strictObject({ event: z.literal("tools_changed"), step, server: z.string(), tools: z.array(z.string()) }),
+  z.strictObject({ event: z.literal("elicitation_request"), step, server: z.string(), message: z.string(), requested_schema: z.record(z.string(), z.unknown()) }),
 ] as const;
 
 export const agentEventSchema = z.discriminatedUnion("event", agentEventSchemas);

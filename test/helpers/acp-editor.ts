@@ -8,6 +8,8 @@ import {
   PROTOCOL_VERSION,
   type ClientCapabilities,
   type ClientConnection,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
   type InitializeResponse,
   type ReadTextFileRequest,
   type RequestPermissionRequest,
@@ -57,6 +59,9 @@ export class AcpEditor {
   stdout = "";
   stderr = "";
   permissionPolicy: PermissionPolicy = () => choose("allow_once");
+  /** The `elicitation/create` requests the agent sent (an editor that advertised `elicitation.form`). */
+  readonly elicitations: CreateElicitationRequest[] = [];
+  elicitationPolicy: (request: CreateElicitationRequest) => CreateElicitationResponse = () => ({ action: "decline" });
   /** Also write `fs/write_text_file` to disk as real editors do (following symlinks), not only to the buffer. */
   writeThrough = false;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -91,6 +96,11 @@ export class AcpEditor {
         this.permissions.push(seen);
         for (const listener of [...this.listeners]) listener();
         return this.permissionPolicy(seen);
+      })
+      .onRequest(methods.client.elicitation.create, (ctx) => {
+        this.elicitations.push(ctx.params);
+        for (const listener of [...this.listeners]) listener();
+        return this.elicitationPolicy(ctx.params);
       })
       .onRequest(methods.client.fs.readTextFile, (ctx) => {
         this.reads.push(ctx.params);

@@ -20,6 +20,8 @@ export interface LocalAiExtension {
   warnings: string[];
   degradation_tier: string;
   pending_approval?: { tool: string; args: Record<string, unknown> };
+  /** Session mode: the MCP server's question the turn paused on (answer with resume + elicitation). */
+  pending_elicitation?: { server: string; message: string; requested_schema: Record<string, unknown> };
 }
 
 export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
@@ -74,18 +76,20 @@ export function localAiObject(outcome: TurnOutcome, degradationTier: string, req
   const local: LocalAiExtension = { ...(requestId === undefined ? {} : { request_id: requestId }), ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
   // A stateless turn cannot pause: its warning says the call was not run, there is nothing to resume.
   if (outcome.pending_approval !== undefined && outcome.session_id !== null) local.pending_approval = outcome.pending_approval;
+  if (outcome.pending_elicitation !== undefined && outcome.session_id !== null) local.pending_elicitation = outcome.pending_elicitation;
   return local;
 }
 
 /** The turn's own fields on the opt-in events stream's `result` frame (as the stdio chat result, plus the finish reason). */
 export function resultFields(outcome: TurnOutcome): Record<string, unknown> {
-  const { response, trace_id, warnings, session_id, pending_approval, tool_calls } = outcome;
+  const { response, trace_id, warnings, session_id, pending_approval, pending_elicitation, tool_calls } = outcome;
   return {
     response,
     ...(session_id === null ? {} : { session_id }),
     trace_id,
     warnings,
     ...(pending_approval === undefined || session_id === null ? {} : { pending_approval }),
+    ...(pending_elicitation === undefined || session_id === null ? {} : { pending_elicitation }),
     finish_reason: openAiFinishReason(outcome),
     ...(tool_calls === undefined ? {} : { tool_calls }),
   };

@@ -43,6 +43,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "loop_abort":
     case "model_load":
     case "tools_changed":
+    case "elicitation_request":
       return named;
     default: {
       const unreachable: never = event;

@@ -64,6 +64,14 @@ export const chatRequestSchema = z
     session_id: z.string().optional(),
     resume: z.boolean().optional(),
     approve_execution: z.boolean().optional(),
+    /** Session mode, with resume: the answer to an MCP server's question the turn paused on (docs/tools.md). */
+    elicitation: z
+      .object({
+        action: z.enum(["accept", "decline", "cancel"]),
+        content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
+      })
+      .strict()
+      .optional(),
     events: z.boolean().optional(),
     /** Extension (as Ollama): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
     keep_alive: z.number().int().min(-1).optional(),

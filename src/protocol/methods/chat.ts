@@ -2,6 +2,7 @@ import { withCoalescedEmit } from "../../agent/delta-coalescer.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { SessionTurnOutcome } from "../../agent/turn-outcome.js";
 import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
+import type { ElicitationRequest } from "../../tools/tool-types.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import { meterChat } from "./chat-meter.js";
@@ -36,6 +37,8 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
                 emit(event);
               },
               logger: context.log,
+              // The host answers a server's question in its next chat (resume + elicitation).
+              pauseForElicitation: true,
             }),
         );
         meter?.done("ok");
@@ -49,7 +52,14 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
 }
 
 /** Seed 000's result: the finish reason is not on this wire (a paused turn says so by `pending_approval`). */
-export function chatResultOf(outcome: SessionTurnOutcome): { response: string; session_id: string; trace_id: string; warnings: string[]; pending_approval?: { tool: string; args: Record<string, unknown> } } {
-  const { response, session_id, trace_id, warnings, pending_approval } = outcome;
-  return { response, session_id, trace_id, warnings, ...(pending_approval === undefined ? {} : { pending_approval }) };
+export function chatResultOf(outcome: SessionTurnOutcome): {
+  response: string;
+  session_id: string;
+  trace_id: string;
+  warnings: string[];
+  pending_approval?: { tool: string; args: Record<string, unknown> };
+  pending_elicitation?: ElicitationRequest;
+} {
+  const { response, session_id, trace_id, warnings, pending_approval, pending_elicitation } = outcome;
+  return { response, session_id, trace_id, warnings, ...(pending_approval === undefined ? {} : { pending_approval }), ...(pending_elicitation === undefined ? {} : { pending_elicitation }) };
 }

@@ -30,6 +30,14 @@ export const chatParams = z
     prompt: z.object({ server: z.string().min(1), name: z.string().min(1), arguments: z.record(z.string(), z.string()).optional() }).strict().optional(),
     resume: z.boolean().default(false),
     approve_execution: z.boolean().default(false),
+    /** Resuming a turn paused on an MCP server's question (`pending_elicitation`): the user's answer. */
+    elicitation: z
+      .object({
+        action: z.enum(["accept", "decline", "cancel"]),
+        content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
+      })
+      .strict()
+      .optional(),
     /** Seconds the model stays loaded once idle after this turn: 0 = unload then, -1 = never (docs/models.md). */
     keep_alive: z.number().int().min(-1).optional(),
   })
@@ -37,6 +45,10 @@ export const chatParams = z
   .refine((params) => params.resume || params.prompt !== undefined || (params.input !== undefined && params.input.length > 0), {
     message: "required (a non-empty string or content parts) unless resume is true or a prompt is given",
     path: ["input"],
+  })
+  .refine((params) => params.elicitation === undefined || params.resume, {
+    message: "answers a paused turn's question: give it with resume: true",
+    path: ["elicitation"],
   })
   .refine((params) => params.prompt === undefined || (params.input === undefined && !params.resume), {
     message: "a prompt opens a new turn: give it without input and without resume",

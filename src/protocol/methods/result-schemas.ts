@@ -41,6 +41,8 @@ export const chatResult = z.strictObject({
   warnings: z.array(z.string()),
   /** Present when the turn paused on a tool that needs approval (resume with `resume: true`). */
   pending_approval: z.strictObject({ tool: z.string(), args: z.record(z.string(), z.unknown()) }).optional(),
+  /** Present when the turn paused on an MCP server's question (answer with `resume: true, elicitation`). */
+  pending_elicitation: z.strictObject({ server: z.string(), message: z.string(), requested_schema: z.record(z.string(), z.unknown()) }).optional(),
 });
 
 export const chatEvents = agentEventSchema;

@@ -10,6 +10,7 @@ import { hostProcessPlatform, type ProcessPlatform } from "../../shared/process/
 import { ensureExited } from "../../shared/process/terminate.js";
 import { isRemoteServer, type McpRemoteServerConfig, type McpServerSpec } from "./mcp-server-spec.js";
 import { mcpServerEnv } from "./server-env.js";
+import type { ElicitationAnswer } from "../tool-types.js";
 import { StderrTail } from "./stderr-lines.js";
 
 const CLIENT_INFO = { name: "local-ai", version: "0.1.0" };
@@ -45,6 +46,8 @@ export interface OpenSessionOptions {
    * before the tool call that caused it returns.
    */
   onListChanged?: (session: McpSession, list: McpListKind) => void;
+  /** A form-mode `elicitation/create`; without it the client declares no elicitation capability. */
+  onElicit?: (request: { message: string; requestedSchema: Record<string, unknown> }, signal: AbortSignal) => Promise<ElicitationAnswer>;
 }
 
 /** The lists a server may announce changes of. */
@@ -60,12 +63,23 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   // The MCP SDK (~150 ms of imports) loads with the first server started, never at process start.
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { transport, stderr } = isRemoteServer(config) ? { transport: await remoteTransport(config, options), stderr: null } : await stdioTransport(config, options.env, logger);
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  // Form mode only: URL mode would send the user to a page the server chose.
+  const client = new Client(CLIENT_INFO, { capabilities: options.onElicit === undefined ? {} : { elicitation: { form: {} } } });
   const session: McpSession = { client, transport, stderr, pid: null, closed: false, disposed: false };
   // Registered before spawning, so a close() racing with the handshake still ends this child.
   register(session);
   client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
-  const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+  const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
+  const onElicit = options.onElicit;
+  if (onElicit !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const params = request.params;
+      // The SDK refuses URL mode already (not declared); the check narrows the type.
+      if (params.mode === "url") return { action: "decline" };
+      const answer = await onElicit({ message: params.message, requestedSchema: params.requestedSchema }, extra.signal);
+      return answer.action === "accept" ? { action: "accept" as const, content: answer.content ?? {} } : { action: answer.action };
+    });
+  }
   // A server's own log messages (notifications/message) go to our log at debug, never to stdout.
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     const { level, logger: name, data } = notification.params;

@@ -28,6 +28,8 @@ export interface McpToolProviderDeps {
   startTimeoutMs?: number;
   /** OAuth for remote servers (tokens in data_dir); without it a server that answers 401 fails. */
   auth?: McpAuth;
+  /** `mcp.elicitation_timeout_s` in ms (default 600 s). */
+  elicitationTimeoutMs?: number;
 }
 
 export interface McpServerStatus {
@@ -80,6 +82,7 @@ export class McpToolProvider implements ToolProvider {
           onPromptsChanged: () => {
             for (const listener of this.promptListeners) listener();
           },
+          ...(deps.elicitationTimeoutMs === undefined ? {} : { elicitationTimeoutMs: deps.elicitationTimeoutMs }),
         }),
     );
   }
@@ -115,7 +118,7 @@ export class McpToolProvider implements ToolProvider {
     const entry = this.entries.get(name);
     if (entry === undefined) return this.unknownTool(name);
     const started = Date.now();
-    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress);
+    const result = await entry.connection.call(entry.descriptor.remoteName, args, options.signal, name, options.onProgress, options.elicit);
     this.logger.debug({ tool: name, server: entry.descriptor.server, status: result.status, ms: Date.now() - started }, "tool call");
     return result;
   }
