@@ -80,8 +80,8 @@ describe("serve-stdio v1 (built CLI)", () => {
     assert.equal(empty.code, "invalid_request");
     const typo = await proc.request({ id: "n3", method: "chat", params: { sesion_id: "s1", input: "hi" } });
     assert.equal(typo.code, "invalid_request");
-    assert.equal(typo.message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive');
-    assert.deepEqual(typo.details, { issues: [{ param: "sesion_id", message: 'unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive' }] });
+    assert.equal(typo.message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, elicitation, keep_alive');
+    assert.deepEqual(typo.details, { issues: [{ param: "sesion_id", message: 'unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, elicitation, keep_alive' }] });
     const far = await proc.request({ id: "n4", method: "warm_up", params: { zzzzzz: 1 } });
     assert.equal(far.message, 'Invalid params for "warm_up": zzzzzz: unknown param; accepted: agent, keep_alive');
     assert.equal(await stop(proc), 0);

@@ -123,7 +123,7 @@ describe("createDispatcher: params of the wrong shape say what is accepted", () 
   });
 
   it("keeps the messages that already say what is wrong", async () => {
-    assert.equal((await failure("chat", { sesion_id: "s", input: "hi" })).message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, keep_alive');
+    assert.equal((await failure("chat", { sesion_id: "s", input: "hi" })).message, 'Invalid params for "chat": sesion_id: unknown param (did you mean "session_id"?); accepted: user_id, session_id, agent, input, prompt, resume, approve_execution, elicitation, keep_alive');
     assert.equal((await failure("chat", {})).message, 'Invalid params for "chat": input: required (a non-empty string or content parts) unless resume is true or a prompt is given');
   });
 

@@ -69,7 +69,7 @@ export async function resolveChatTurn(raw: unknown, sessionHeader: string | unde
   const input = lastUserInput(body);
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
-    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, ...model, input, resume: body.resume, approve_execution: body.approve_execution, elicitation: body.elicitation, overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope, pauseForElicitation: true }), ignored);
+    withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, ...model, input, resume: body.resume, approve_execution: body.approve_execution, ...(body.elicitation === undefined ? {} : { elicitation: body.elicitation }), overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope, pauseForElicitation: true }), ignored);
   return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 
