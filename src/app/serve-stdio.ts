@@ -20,13 +20,14 @@ export interface ServeStdioOptions extends StdioServingOptions {
  */
 export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   const wire = options.protocol;
-  const { serving, info, runtime, limits, stop } = await startStdioServing(options, wire);
+  const { serving, info, runtime, logScope, limits, stop } = await startStdioServing(options, wire);
   const { logger } = serving;
   const result = await runStdioServer({
     input: options.input,
     output: options.output,
     logger,
     limits,
+    inScope: (id, work) => logScope.run({ req_id: id }, work),
     signal: serving.signal,
     // A batch is at most as many calls as may be in flight at once.
     dialect: wire === "jsonrpc" ? jsonRpcDialect(limits.maxInFlight) : v1Dialect,

@@ -100,5 +100,8 @@ describe("metrics over stdio (LocalAiClient on the built CLI)", () => {
     await logged((record) => record.trace_id === result.trace_id && record.msg === "turn finished");
     const ofTurn = records.filter((record) => record.trace_id === result.trace_id);
     for (const record of ofTurn) assert.equal(record.req_id, turn.id, JSON.stringify(record));
+    // So do the lines of shared components the call set going: the model's load, by the engine.
+    const load = await logged((record) => record.msg === "embedded model loaded");
+    assert.equal(load.req_id, turn.id, JSON.stringify(load));
   });
 });
