@@ -38,7 +38,8 @@ case "$(uname -s)-$(uname -m)" in
   *) die "Codex CLI has no build for $(uname -s) $(uname -m)" ;;
 esac
 
-# The version is checked inside a loopback-only namespace; without one (not root) the file is
+# The version is checked inside a loopback-only namespace (`unshare --net`, version_in_netns in
+# scripts/lib/cached-npm-binary.sh): the binary never runs with a network; without one (not root) the file is
 # trusted, and the tests skip loudly anyway.
 cached_ok() { # <binary>
   [[ -x "$1" && -f "$1" ]] || return 1

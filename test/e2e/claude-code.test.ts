@@ -2,6 +2,8 @@
 // the built CLI's serve-http over the Messages API: `claude -p --output-format json` inside a
 // network namespace that has only the loopback interface, with serve-http (and the scripted
 // upstream) in the same namespace. Claude Code speaks nothing but `POST /v1/messages?beta=true`.
+// The namespace is `unshare --net` (test/helpers/loopback-netns.ts); client-process.ts refuses to
+// start Claude Code anywhere else.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";

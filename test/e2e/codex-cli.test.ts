@@ -1,7 +1,9 @@
 // The real Codex CLI (@openai/codex, pinned in scripts/codex.version) against the built CLI's
 // serve-http over the Responses API: `codex exec` inside a network namespace that has only the
 // loopback interface, with serve-http (and the scripted upstream) in the same namespace. Codex
-// speaks nothing but `POST /v1/responses`; these are the two things a user does with it.
+// speaks nothing but `POST /v1/responses`; these are the two things a user does with it. The
+// namespace is `unshare --net` (test/helpers/loopback-netns.ts); client-process.ts refuses to
+// start Codex anywhere else.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";

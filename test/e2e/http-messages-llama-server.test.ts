@@ -1,6 +1,7 @@
 // POST /v1/messages on the llama-server engine: a real llama-server (built from node-llama-cpp's
 // llama.cpp) behind serve-http, driven by the official @anthropic-ai/sdk: text, count_tokens
 // equal to the prompt the same request evaluates, and the slot's cache read on the next step.
+// Claude Code itself is not started here: claude-code.test.ts runs it, only under `unshare --net`.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";

@@ -1,7 +1,8 @@
 // POST /v1/messages (Anthropic's Messages API) through the built CLI with the official
 // @anthropic-ai/sdk (pinned 1.10.0): text turns on the embedded engine (demo model), tool round
 // trips and thinking over a scripted upstream, every streamed event checked against the pinned
-// SDK's types in exact order, count_tokens, the KV cache across steps, and refusals.
+// SDK's types in exact order, count_tokens, the KV cache across steps, and refusals. Claude Code
+// itself is not started here: claude-code.test.ts runs it, only under `unshare --net`.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";

@@ -2,15 +2,14 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { raceAbort } from "../../shared/abort.js";
 import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js";
-import type { ElicitationAnswer, ToolCallOptions, ToolCallResult, ToolProgress } from "../tool-types.js";
+import type { ToolCallOptions, ToolCallResult, ToolProgress } from "../tool-types.js";
+import { ElicitationAskers } from "./elicitation-askers.js";
 import { toToolCallResult } from "./call-result.js";
 import type { McpAuth } from "./mcp-auth.js";
 import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
 import { ReconnectBackoff } from "./reconnect-backoff.js";
 import { droppedMessage } from "./remote-drop.js";
-
-const DEFAULT_ELICITATION_TIMEOUT_MS = 600_000;
 
 export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
 
@@ -54,8 +53,8 @@ export class McpConnection {
   private readonly logger: Logger;
   /** Spaces reconnects to a remote server that keeps failing (a child restarts only when called). */
   private readonly backoff = new ReconnectBackoff();
-  /** The in-flight calls that can ask their user, newest last: a server's question goes to the newest. */
-  private readonly askers: Array<NonNullable<ToolCallOptions["elicit"]>> = [];
+  /** The in-flight calls that can ask their user: the server's questions go to the newest. */
+  private readonly askers: ElicitationAskers;
 
   constructor(
     readonly server: string,
@@ -63,6 +62,7 @@ export class McpConnection {
     private readonly deps: McpConnectionDeps,
   ) {
     this.logger = deps.logger;
+    this.askers = new ElicitationAskers(server, deps.logger, deps.elicitationTimeoutMs);
   }
 
   get pid(): number | null {
@@ -93,37 +93,10 @@ export class McpConnection {
     }
   }
 
-  /** `label` is the name the model knows the tool by, for messages. */
+  /** `label` is the name the model knows the tool by, for messages; `elicit` answers the server's questions meanwhile. */
   async call(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label = remoteName, onProgress?: (progress: ToolProgress) => void, elicit?: ToolCallOptions["elicit"]): Promise<ToolCallResult> {
     if (signal?.aborted === true) return cancelledResult();
-    if (elicit === undefined) return this.callTool(remoteName, args, signal, label, onProgress);
-    this.askers.push(elicit);
-    try {
-      return await this.callTool(remoteName, args, signal, label, onProgress);
-    } finally {
-      this.askers.splice(this.askers.lastIndexOf(elicit), 1);
-    }
-  }
-
-  /**
-   * A server's form-mode question. MCP does not say which call it belongs to (over stdio nothing
-   * ties it to one), so it goes to the newest in-flight call that can ask; with none, or after
-   * `mcp.elicitation_timeout_s`, or when the turn is cancelled, the server gets a decline; the
-   * user's own `cancel` (dismissed without choosing) reaches it as `cancel`.
-   */
-  private async elicit(request: { message: string; requestedSchema: Record<string, unknown> }, signal: AbortSignal): Promise<ElicitationAnswer> {
-    const asker = this.askers.at(-1);
-    if (asker === undefined) {
-      this.logger.info("elicitation declined: no call in flight can ask the user");
-      return { action: "decline" };
-    }
-    const timeoutMs = this.deps.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const combined = AbortSignal.any([signal, deadline]);
-    const timedOut = new Promise<ElicitationAnswer>((resolve) => combined.addEventListener("abort", () => resolve({ action: "decline" }), { once: true }));
-    const answer = await Promise.race([asker({ server: this.server, message: request.message, requested_schema: request.requestedSchema }, combined), timedOut]);
-    if (deadline.aborted) this.logger.info({ timeout_ms: timeoutMs }, "elicitation declined: no answer in time");
-    return answer.action === "accept" ? { action: "accept", content: answer.content ?? {} } : { action: answer.action === "cancel" ? "cancel" : "decline" };
+    return this.askers.during(elicit, () => this.callTool(remoteName, args, signal, label, onProgress));
   }
 
   private async callTool(remoteName: string, args: Record<string, unknown>, signal: AbortSignal | undefined, label: string, onProgress?: (progress: ToolProgress) => void): Promise<ToolCallResult> {
@@ -304,7 +277,7 @@ export class McpConnection {
         onClose: (session) => this.onClosed(session),
         authProvider: isRemoteServer(this.config) ? this.deps.auth?.providerFor(this.server, this.config) : undefined,
         onListChanged: (session, list) => this.onListChanged(session, list),
-        onElicit: (request, signal) => this.elicit(request, signal),
+        onElicit: (request, signal) => this.askers.ask(request, signal),
       },
       (session) => this.sessions.add(session),
     );
