@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../config/schema.js";
 import type { ChatMessage } from "../engine/chat-types.js";
@@ -32,12 +33,13 @@ export class SessionRunner {
   /**
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
    * follows the model's download and load (a terminal draws a progress bar from it); `onModelLoad`
-   * hears the scheduler's `model_load` states (queued for memory, loading, loaded).
+   * hears the scheduler's `model_load` states (queued for memory, loading, loaded); `logger`
+   * (the caller's, with its request id) gets the lines of a load this call starts.
    */
-  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number, onModelLoad?: (event: ModelLoadEvent) => void): Promise<void> {
+  async warmUp(agentName?: string, signal?: AbortSignal, onProgress?: (progress: LoadProgress) => void, keepAlive?: number, onModelLoad?: (event: ModelLoadEvent) => void, logger?: Logger): Promise<void> {
     if (agentName !== undefined) assertSafeId("agent", agentName);
     const [, agent] = this.resolveAgent(agentName);
-    const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}), ...(onModelLoad ? { onModelLoad } : {}) };
+    const options = { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}), ...(onModelLoad ? { onModelLoad } : {}), ...(logger ? { logger } : {}) };
     const engine = await this.deps.engineFor(agent.model);
     await Promise.all([engine.warmUp(options), this.deps.tools.start(signal)]);
     if (keepAlive !== undefined) engine.keepAlive?.(keepAlive);
@@ -93,8 +95,8 @@ export class SessionRunner {
         tools: scopeTools(this.deps.tools, options.toolScope),
         logger: options.logger ?? this.deps.logger,
         ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
-        warmUp: async (signal, onModelLoad) => {
-          await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}) }), this.deps.tools.start(signal)]);
+        warmUp: async (signal, onModelLoad, logger) => {
+          await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}), ...(logger ? { logger } : {}) }), this.deps.tools.start(signal)]);
         },
       },
       { ...request, agent: agentName },

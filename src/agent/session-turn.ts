@@ -57,7 +57,7 @@ export async function runSessionTurn(deps: SessionRunnerDeps, ctx: SessionTurn):
   emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: sessionId, agent: agentName });
   const [history] = await Promise.all([
     store.loadHistory(userId, sessionId),
-    engine.warmUp({ signal: options.signal, onModelLoad: (load) => emit({ event: "model_load", step: 0, ...load }) }),
+    engine.warmUp({ signal: options.signal, onModelLoad: (load) => emit({ event: "model_load", step: 0, ...load }), logger: log }),
     tools.start(options.signal),
     memoryReady,
   ]);

@@ -61,7 +61,7 @@ export interface StatelessTurnDeps {
   logger: Logger;
   metrics?: MetricsRecorder;
   /** `onModelLoad`: why the model waits (queued for memory, loading), for `model_load` events. */
-  warmUp(signal: AbortSignal, onModelLoad?: (event: ModelLoadEvent) => void): Promise<void>;
+  warmUp(signal: AbortSignal, onModelLoad?: (event: ModelLoadEvent) => void, logger?: Logger): Promise<void>;
 }
 
 /**
@@ -86,7 +86,7 @@ export async function runStatelessTurn(deps: StatelessTurnDeps, request: Statele
   const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
 
   emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
-  await deps.warmUp(options.signal, (load) => emit({ event: "model_load", step: 0, ...load }));
+  await deps.warmUp(options.signal, (load) => emit({ event: "model_load", step: 0, ...load }), log);
   emit({ event: "memory_start", snippets: 0 });
   const tools = request.tools ?? deps.tools;
   const descriptors = request.tools !== undefined ? request.tools.list(["*"]) : request.clientTools === undefined ? deps.tools.list(agent.tools) : [];

@@ -52,7 +52,8 @@ export interface Runtime {
   readonly info: PackageInfo;
   readonly configState: ConfigState;
   readonly logger: Logger;
-  runDoctor(signal?: AbortSignal): Promise<DoctorReport>;
+  /** `log`: where the lines of this run go (a stdio call's logger, with its req_id); absent: the runtime's. */
+  runDoctor(signal?: AbortSignal, log?: Logger): Promise<DoctorReport>;
   /** The turn entry; built on first use. Throws config_missing / config_invalid without a valid config. */
   sessionRunner(): SessionRunner;
   /** One engine per configured model (serve-http's embeddings and completions use them directly). Needs a valid config. */
@@ -67,7 +68,7 @@ export interface Runtime {
    * `plan`: `{model}` one model, `{all: true}` every model, `{}` the default agent's model (every
    * model when no agent names one). Needs a valid config (config_missing / config_invalid otherwise).
    */
-  runPlan(params: { model?: string; all?: boolean }, signal?: AbortSignal): Promise<ModelPlanReport>;
+  runPlan(params: { model?: string; all?: boolean }, signal?: AbortSignal, log?: Logger): Promise<ModelPlanReport>;
   /** The server's limits, plus stdio.coalesce_ms for the chat method (the server moves whatever lines it is given). */
   stdioLimits(): StdioLimits & { coalesceMs: number };
   /** serve-http and serve-socket start eagerly: engine, MCP servers and memory. Needs a valid config. */
@@ -140,19 +141,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     info,
     configState,
     logger,
-    runDoctor: (signal) =>
+    runDoctor: (signal, log) =>
       runDoctor(
         { configState, version: info.version, env, loadedModels: () => core?.health().engines ?? {}, memoryUse: () => core?.health().memory, ...(signal ? { signal } : {}) },
-        { llama: loadLlama, logger },
+        { llama: loadLlama, logger: log ?? logger },
       ),
-    runPlan: async (params, signal) => {
+    runPlan: async (params, signal, log = logger) => {
       const config = requireConfig(configState);
       const model = params.all === true ? undefined : (params.model ?? defaultAgentModel(config));
       // A reference (or a path) that no entry is named after: plan it as `plan --model REF` does.
       if (model !== undefined && !(model in config.llama.models) && (isModelReference(model) || model.endsWith(".gguf"))) {
-        return planReference(config, model, modelServices().settings, { env, llama: loadLlama, logger, ...(signal ? { signal } : {}) });
+        return planReference(config, model, modelServices().settings, { env, llama: loadLlama, logger: log, ...(signal ? { signal } : {}) });
       }
-      return planWithTools(config, { logger, env, llama: loadLlama, helpProbe, modelInfo: modelServices().files.planInfo, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
+      return planWithTools(config, { logger: log, env, llama: loadLlama, helpProbe, modelInfo: modelServices().files.planInfo, ...(model === undefined ? {} : { model }), ...(signal ? { signal } : {}) });
     },
     pull: (call) => modelServices().puller.pull(call),
     // Building the core starts nothing (engines load lazily); it answers an unknown name too.

@@ -20,14 +20,13 @@ export interface ServeStdioOptions extends StdioServingOptions {
  */
 export async function serveStdio(options: ServeStdioOptions): Promise<number> {
   const wire = options.protocol;
-  const { serving, info, runtime, logScope, limits, stop } = await startStdioServing(options, wire);
+  const { serving, info, runtime, limits, stop } = await startStdioServing(options, wire);
   const { logger } = serving;
   const result = await runStdioServer({
     input: options.input,
     output: options.output,
     logger,
     limits,
-    inScope: (id, work) => logScope.run({ req_id: id }, work),
     signal: serving.signal,
     // A batch is at most as many calls as may be in flight at once.
     dialect: wire === "jsonrpc" ? jsonRpcDialect(limits.maxInFlight) : v1Dialect,
@@ -37,9 +36,9 @@ export async function serveStdio(options: ServeStdioOptions): Promise<number> {
           server: { name: "local-ai", version: info.version },
           maxLineBytes: limits.maxLineBytes,
           coalesceMs: limits.coalesceMs,
-          runDoctor: async (signal) => (await runtime.get()).runDoctor(signal),
+          runDoctor: async (signal, log) => (await runtime.get()).runDoctor(signal, log),
           sessionRunner: async () => (await runtime.get()).sessionRunner(),
-          runPlan: async (params, signal) => (await runtime.get()).runPlan(params, signal),
+          runPlan: async (params, signal, log) => (await runtime.get()).runPlan(params, signal, log),
           pull: async (call) => (await runtime.get()).pull(call),
           unload: async (model) => (await runtime.get()).unload(model),
           ps: async () => (await runtime.get()).engines().ps(),

@@ -1,6 +1,5 @@
 import type { ConfigState } from "../config/read-config-file.js";
 import { resolveLogLevel } from "../logging/create-logger.js";
-import { LogScope } from "../logging/log-scope.js";
 import { readPackageInfo, type PackageInfo } from "../shared/version.js";
 import { lazyRuntime, type LazyRuntime } from "./lazy-runtime.js";
 import { reportConfigState } from "./report-config.js";
@@ -24,8 +23,6 @@ export interface StdioServing {
   serving: ServerProcess;
   info: PackageInfo;
   runtime: LazyRuntime;
-  /** Where each call runs (serve-stdio.ts), so the runtime's log lines carry its req_id. */
-  logScope: LogScope;
   limits: ReturnType<typeof stdioLimitsOf>;
   configState: Promise<ConfigState>;
   /** Closes the runtime, puts console back, logs the stop and flushes: the last steps before exit. */
@@ -45,10 +42,7 @@ export async function startStdioServing(options: StdioServingOptions, protocol: 
   const consoleLog = logger.child({ component: "console" });
   const restoreConsole = routeConsole((level, text) => consoleLog[level](text));
   const info = readPackageInfo();
-  // The runtime logs through the call scope: its lines during a call carry the call's req_id.
-  const logScope = new LogScope();
-  const runtimeLogger = logScope.scopedLogger(logger);
-  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger: runtimeLogger, info, env: options.env, configReported: true })), { metrics: protocol !== "acp" });
+  const runtime = lazyRuntime(config.state.then((configState) => ({ configState, logger, info, env: options.env, configReported: true })), { metrics: protocol !== "acp" });
   // Logged once the config is parsed (at once, or in the background while ping is answered).
   void config.state.then((configState) => {
     if (config.early === null && configState.status === "loaded") logger.level = resolveLogLevel(configState.config.app.log_level, options.env);
@@ -59,7 +53,6 @@ export async function startStdioServing(options: StdioServingOptions, protocol: 
     serving,
     info,
     runtime,
-    logScope,
     limits: stdioLimitsOf(config.early),
     configState: config.state,
     stop: async (result) => {

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
@@ -44,6 +45,12 @@ export interface WarmUpOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Told why the call waits for its model (queued for memory, loading): the scheduler's `model_load`. */
   onModelLoad?: (event: ModelLoadEvent) => void;
+  /**
+   * The caller's logger (its request id on it): the lines of a load this call starts go there, so
+   * they carry that id. Passed, not found through the async flow: an AsyncLocalStorage would cost
+   * every promise of generation on Node 20 (docs/benchmarks.md, "The per-token path").
+   */
+  logger?: Logger;
 }
 
 /**

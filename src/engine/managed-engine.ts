@@ -89,7 +89,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
   }
 
   warmUp(options?: WarmUpOptions): Promise<void> {
-    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad, options?.onProgress);
+    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad, options?.onProgress, options?.logger);
   }
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
@@ -196,12 +196,12 @@ export class ManagedEngine implements Engine, ScheduledModel {
     }
   }
 
-  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void, onProgress?: (progress: LoadProgress) => void): Promise<T> {
+  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void, onProgress?: (progress: LoadProgress) => void, logger?: Logger): Promise<T> {
     this.begin();
     try {
       const needsLoad = await this.admitted(signal, listener);
       this.timeLoad();
-      if (needsLoad) await this.load(signal, listener, onProgress);
+      if (needsLoad) await this.load(signal, listener, onProgress, logger);
       const result = await work();
       this.loaded();
       return result;
@@ -237,10 +237,11 @@ export class ManagedEngine implements Engine, ScheduledModel {
    * node-llama-cpp's onLoadProgress) and `loaded` the moment it is done. warmUp is shared and
    * idempotent in every engine, so the call that follows finds the model loaded.
    */
-  private async load(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+  private async load(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined, onProgress?: (progress: LoadProgress) => void, logger?: Logger): Promise<void> {
     let told = 0;
     await this.current.warmUp({
       ...(signal ? { signal } : {}),
+      ...(logger ? { logger } : {}),
       onProgress: (progress) => {
         onProgress?.(progress);
         if (progress.phase !== "loading" || progress.progress === undefined) return;

@@ -20,8 +20,7 @@ import { registerHealthRoute } from "./routes/health.js";
 import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerModelsRoute } from "./routes/models.js";
 import { requestContext } from "./middleware/request-context.js";
-import { RequestScope } from "./request-scope.js";
-import { scopedRunner } from "./scoped-runner.js";
+import { requestLogger, requestRecord } from "./request-record.js";
 import { noMetrics } from "../shared/metrics-recorder.js";
 import { ResponseStore } from "./responses/response-store.js";
 import { registerResponsesRoutes } from "./responses/responses-routes.js";
@@ -45,22 +44,17 @@ export interface HttpApp {
  * (with http.metrics, unless http.metrics_public) and /v1/* need a key (the bearer token or one of
  * http.keys) whose scope and limits allow the request.
  */
-export function createHttpApp(given: HttpDeps): HttpApp {
-  const { settings } = given;
+export function createHttpApp(deps: HttpDeps): HttpApp {
+  const { settings } = deps;
   const app = new Hono();
-  // The routes log through a logger that stamps the request's id on every line, and run turns
-  // whose events reach the request's record (tokens, first token for the metrics and access log).
-  const requests = new RequestScope();
-  const logger = requests.scopedLogger(given.logger);
-  const deps: HttpDeps = { ...given, logger, requests, runner: () => scopedRunner(given.runner(), requests, logger) };
   const gate = new SessionGate(settings.sessionQueue);
   const inFlight = new InFlightWork();
   const startedAt = Math.floor(Date.now() / 1000);
-  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel, onResolved: (resolved) => requests.current()?.resolved(resolved.agent, resolved.modelName) });
+  const resolver = new ModelResolver({ agents: deps.agents, aliases: settings.modelAliases, unknownModel: settings.unknownModel });
   const keys = [...(settings.bearerToken === null ? [] : [fullRightsKey(DEFAULT_KEY_NAME, settings.bearerToken)]), ...(settings.keys ?? [])];
   const ring = keys.length === 0 ? null : new KeyRing(keys);
 
-  app.use("*", requestContext({ scope: requests, logger: given.logger, metrics: deps.metrics?.recorder ?? noMetrics }));
+  app.use("*", requestContext({ logger: deps.logger, metrics: deps.metrics?.recorder ?? noMetrics }));
   app.use("*", hostCheck(settings));
   // The llama-server paths outside /v1 (rerank, tokenize) are guarded as /v1 is.
   const topLevel = ["/rerank", "/tokenize", "/detokenize"];
@@ -100,16 +94,17 @@ export function createHttpApp(given: HttpDeps): HttpApp {
 
   app.notFound((c) => {
     const mapped = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
-    return c.json(inDialect(c.req.path, mapped, requests.current()?.id), mapped.status);
+    return c.json(inDialect(c.req.path, mapped, requestRecord(c)?.id), mapped.status);
   });
   app.onError((error, c) => {
     const mapped = toOpenAiError(error);
     const { status, body } = mapped;
     // A client that went away cancels its turn: expected, not a server failure.
-    if (body.error.code === "cancelled") deps.logger.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
-    else if (status >= 500) deps.logger.error({ err: error, path: c.req.path }, "request failed");
-    else deps.logger.debug({ code: body.error.code, path: c.req.path }, "request refused");
-    return c.json(inDialect(c.req.path, mapped, requests.current()?.id), status);
+    const log = requestLogger(c, deps.logger);
+    if (body.error.code === "cancelled") log.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
+    else if (status >= 500) log.error({ err: error, path: c.req.path }, "request failed");
+    else log.debug({ code: body.error.code, path: c.req.path }, "request refused");
+    return c.json(inDialect(c.req.path, mapped, requestRecord(c)?.id), status);
   });
   return { app, resolver, gate, inFlight };
 }

@@ -11,7 +11,6 @@ import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
-import type { RequestScope } from "./request-scope.js";
 
 /** A turn's cancel signal, event sink, the key's tool scope; `logger`: the request's (its id on the turn's log lines). */
 export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "pauseForElicitation">;
@@ -110,8 +109,6 @@ export interface HttpDeps {
   mcpClient?: McpClientFactory;
   /** http.metrics: GET /metrics is served, and requests are counted, only when set. */
   metrics?: HttpMetrics;
-  /** The request a piece of work belongs to; createHttpApp fills it for the routes. */
-  requests?: RequestScope;
 }
 
 /** The metrics of this server: where requests are reported, and the text Prometheus scrapes. */

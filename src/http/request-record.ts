@@ -1,11 +1,21 @@
+import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { AgentEvent } from "../agent/events.js";
 import type { TokenCounts } from "../shared/metrics-recorder.js";
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /** What this request did so far (set by the request-context middleware, first of all). */
+    requestRecord: RequestRecord;
+  }
+}
+
 /**
  * What one HTTP request did, gathered while it runs for its metrics and its access-log line: the
  * agent and model it resolved to, the tokens of its turn or generation, its first generated text.
- * Filled through the request scope (request-scope.ts) by the model resolver and the turn's events.
+ * Routes reach it through the Hono context (`requestRecord(c)`) and hand it down: the model's
+ * resolution and the turn's events fill it. Passed, not found through the async flow: an
+ * AsyncLocalStorage would cost every promise of generation on Node 20 (docs/benchmarks.md).
  */
 export class RequestRecord {
   readonly startedAt = performance.now();
@@ -50,4 +60,19 @@ export class RequestRecord {
   elapsedMs(): number {
     return performance.now() - this.startedAt;
   }
+}
+
+export function setRequestRecord(c: Context, record: RequestRecord): void {
+  c.set("requestRecord", record);
+}
+
+/** The request's record; undefined only for an app driven without the request-context middleware. */
+export function requestRecord(c: Context): RequestRecord | undefined {
+  const record: RequestRecord | undefined = c.get("requestRecord");
+  return record;
+}
+
+/** The request's logger (`request_id` on every line), or `fallback` outside a request. */
+export function requestLogger(c: Context, fallback: Logger): Logger {
+  return requestRecord(c)?.logger ?? fallback;
 }

@@ -10,8 +10,6 @@ export interface ModelNames {
   /** http.model_aliases: exact names or globs -> agent names (validated by the config schema). */
   aliases?: Readonly<Record<string, string>> | undefined;
   unknownModel?: UnknownModelPolicy | undefined;
-  /** Told every successful resolution (the request's metrics labels: agent and model). */
-  onResolved?: (resolved: ResolvedModel) => void;
 }
 
 export interface ResolvedModel {
@@ -57,9 +55,7 @@ export class ModelResolver {
 
   /** `modelNames`: the `llama.models` names the endpoint also accepts (none for chat). */
   resolve(requested: string | undefined, modelNames: readonly string[] = []): ResolvedModel {
-    const resolved = this.resolveName(requested, modelNames);
-    this.names.onResolved?.(resolved);
-    return resolved;
+    return this.resolveName(requested, modelNames);
   }
 
   private resolveName(requested: string | undefined, modelNames: readonly string[]): ResolvedModel {

@@ -1,24 +1,23 @@
-import type { Logger } from "pino";
+import type { Context } from "hono";
 import type { TurnRunner, TurnRunOptions } from "./http-deps.js";
-import type { RequestScope } from "./request-scope.js";
+import { requestRecord } from "./request-record.js";
 
 /**
- * The runner every route is given: each turn's events also reach its request's record (tokens,
- * first token) and its log lines carry the request id. The routes never see the difference.
+ * The runner a route runs its request's turn on: the turn's events also reach the request's
+ * record (tokens, first token for the metrics and access log) and its log lines carry the request
+ * id (the record's logger). The routes never see the difference.
  */
-export function scopedRunner(runner: TurnRunner, scope: RequestScope, logger: Logger): TurnRunner {
-  const tapped = (options: TurnRunOptions): TurnRunOptions => {
-    const record = scope.current();
-    if (record === undefined) return { ...options, logger };
-    return {
-      ...options,
-      logger,
-      emit: (event) => {
-        record.observe(event);
-        options.emit(event);
-      },
-    };
-  };
+export function scopedRunner(c: Context, runner: TurnRunner): TurnRunner {
+  const record = requestRecord(c);
+  if (record === undefined) return runner;
+  const tapped = (options: TurnRunOptions): TurnRunOptions => ({
+    ...options,
+    logger: record.logger,
+    emit: (event) => {
+      record.observe(event);
+      options.emit(event);
+    },
+  });
   return {
     runTurn: (request, options) => runner.runTurn(request, tapped(options)),
     runStateless: (request, options) => runner.runStateless(request, tapped(options)),

@@ -24,6 +24,8 @@ export interface PullCall {
   signal?: AbortSignal;
   onProgress?: (progress: PullProgress) => void;
   onStep?: (step: PullStep) => void;
+  /** The caller's logger (a stdio call's, with its req_id); absent: the puller's. */
+  logger?: Logger;
 }
 
 /**
@@ -42,7 +44,8 @@ export class ModelPuller {
       throw new RuntimeError("busy", `${call.ref} is being pulled already (by another request); wait for that pull, or cancel it`, { details: { ref: call.ref } });
     }
     this.running.add(key);
-    const { config, settings, logger } = this.deps;
+    const { config, settings } = this.deps;
+    const logger = call.logger ?? this.deps.logger;
     try {
       return await pullModel({
         ref: call.ref,

@@ -14,8 +14,6 @@ export interface CallRunnerOptions {
   inFlight: InFlightRequests;
   writer: OutboundWriter;
   logger: Logger;
-  /** Runs a call's method inside its log scope (the runtime's lines then carry its id); absent: as is. */
-  inScope?: <T>(id: RequestId | null, work: () => Promise<T>) => Promise<T>;
   /** Calls past this many in flight are refused `busy` (control methods always run). */
   maxInFlight: number;
 }
@@ -60,7 +58,7 @@ export function createCallRunner(options: CallRunnerOptions): CallRunner {
     try {
       const params = (call.params ?? {}) as Record<string, unknown>;
       const context = { id: call.id, signal: controller.signal, log, emit, outputBusy };
-      const result = await (options.inScope === undefined ? options.dispatch(call.method, params, context) : options.inScope(call.id, () => options.dispatch(call.method, params, context)));
+      const result = await options.dispatch(call.method, params, context);
       return call.notification ? null : dialect.resultFrame(call.id, result);
     } catch (thrown) {
       const error = controller.signal.aborted && !(thrown instanceof RuntimeError) ? new RuntimeError("cancelled", "Request cancelled") : toRuntimeError(thrown);

@@ -1,4 +1,3 @@
-import type { RequestId } from "./messages.js";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
@@ -19,8 +18,6 @@ export interface StdioServerOptions {
   output: Writable;
   logger: Logger;
   limits: StdioLimits;
-  /** Runs each call inside its log scope (see CallRunnerOptions.inScope). */
-  inScope?: <T>(id: RequestId | null, work: () => Promise<T>) => Promise<T>;
   /** Built by the caller with access to `control`, so `shutdown` and `cancel` can reach the server. */
   methods: (control: StdioControl) => MethodTable;
   /** Aborting it (SIGTERM, SIGINT) stops the server like `shutdown` does. */
@@ -63,7 +60,7 @@ export async function runStdioServer(options: StdioServerOptions): Promise<Stdio
     wakeStop();
   };
   const methods = options.methods({ requestShutdown, inFlight });
-  const runner = createCallRunner({ dialect, methods, dispatch: createDispatcher(methods), inFlight, writer, logger, maxInFlight: limits.maxInFlight, ...(options.inScope ? { inScope: options.inScope } : {}) });
+  const runner = createCallRunner({ dialect, methods, dispatch: createDispatcher(methods), inFlight, writer, logger, maxInFlight: limits.maxInFlight });
   const onAbort = (): void => requestShutdown(typeof options.signal?.reason === "string" ? options.signal.reason : "signal");
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });

@@ -207,7 +207,7 @@ export class EmbeddedEngine implements Engine {
     const chatWrapper = module.resolveChatWrapper(model);
     const pool = new SequencePool(context, this.deps.parallel);
     const keeper = await createKvKeeper(this.deps.kvCache, path, llama, pool.sequences, this.deps.logger);
-    this.deps.logger.info(
+    (options.logger ?? this.deps.logger).info(
       { path, ms: Date.now() - started, threads, ctx: context.contextSize, sequences: this.deps.parallel, gpu_layers: model.gpuLayers, chat_wrapper: chatWrapper.wrapperName },
       "embedded model loaded",
     );

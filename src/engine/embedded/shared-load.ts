@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { raceAbort } from "../../shared/abort.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { LoadProgress, WarmUpOptions } from "../engine.js";
@@ -6,6 +7,8 @@ import type { LoadProgress, WarmUpOptions } from "../engine.js";
 export interface LoadContext {
   signal: AbortSignal;
   onProgress: (progress: LoadProgress) => void;
+  /** The logger of the caller that started the load (absent: the owner's). */
+  logger?: Logger;
 }
 
 /**
@@ -38,7 +41,7 @@ export class SharedLoad<T> {
   async get(options: WarmUpOptions = {}): Promise<T> {
     if (this.closed) throw new RuntimeError("shutting_down", "The engine is closed");
     if (this.value !== null) return this.value;
-    const pending = (this.pending ??= this.start());
+    const pending = (this.pending ??= this.start(options.logger));
     const { signal, onProgress } = options;
     if (onProgress) this.listeners.add(onProgress);
     try {
@@ -61,13 +64,13 @@ export class SharedLoad<T> {
     return value;
   }
 
-  private start(): Promise<T> {
+  private start(logger: Logger | undefined): Promise<T> {
     const controller = new AbortController();
     this.controller = controller;
     const onProgress = (progress: LoadProgress): void => {
       for (const listener of this.listeners) listener(progress);
     };
-    return this.load({ signal: controller.signal, onProgress }).then(
+    return this.load({ signal: controller.signal, onProgress, ...(logger ? { logger } : {}) }).then(
       (value) => {
         this.controller = null;
         this.pending = null;

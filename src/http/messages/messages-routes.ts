@@ -8,7 +8,9 @@ import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { requestLogger, requestRecord } from "../request-record.js";
 import { resolveServedModel } from "../resolve-served-model.js";
+import { scopedRunner } from "../scoped-runner.js";
 import type { ThinkingDisplay } from "./message-builder.js";
 import { newMessageId } from "./message-object.js";
 import { runMessage } from "./message-run.js";
@@ -34,10 +36,10 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
   app.post("/v1/messages", async (c) => {
     const resolved = await resolve(c, deps, resolver, await readJson(c));
     const { agent, modelName, request } = resolved;
-    const runner = deps.runner();
+    const runner = scopedRunner(c, deps.runner());
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     const leave = inFlight.enter();
-    const identity = { id: newMessageId(), model: request.model, requestId: deps.requests?.current()?.id };
+    const identity = { id: newMessageId(), model: request.model, requestId: requestRecord(c)?.id };
     const userId = request.metadata?.user_id ?? undefined;
     return runMessage({
       run: (options) => runner.runStateless({ agent, ...resolved.turn }, { ...options, toolScope: requestKeyScope(c).toolScope }),
@@ -50,7 +52,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
         abort.dispose();
       },
       degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
-      logger: deps.logger.child({ agent, message_id: identity.id, ...(userId === undefined ? {} : { user_id: userId.slice(0, 200) }) }),
+      logger: requestLogger(c, deps.logger).child({ agent, message_id: identity.id, ...(userId === undefined ? {} : { user_id: userId.slice(0, 200) }) }),
       stream:
         request.stream === true
           ? { keepAliveMs: deps.settings.keepAliveMs ?? 10_000, coalesceMs: deps.settings.coalesceMs ?? 0, maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 }
@@ -62,7 +64,7 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
     const raw = await readJson(c);
     // count_tokens takes no max_tokens: the count is of the prompt alone.
     const { agent, turn } = await resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
-    const runner = deps.runner();
+    const runner = scopedRunner(c, deps.runner());
     if (runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts are not available on this server", "model");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
@@ -75,9 +77,9 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
 
 async function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw: unknown): Promise<ResolvedTurn> {
   const request = parseMessagesRequest(raw);
-  deps.logger.debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
+  requestLogger(c, deps.logger).debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
   // Claude Code sends its own model names (claude-opus-..., claude-haiku-...): http.model_aliases maps them.
-  const resolved = await resolveServedModel(resolver, deps.models, request.model);
+  const resolved = await resolveServedModel(resolver, deps.models, request.model, requestRecord(c));
   requestKeyScope(c).assertModel(resolved);
   const agent = resolved.agent ?? "";
   const modelName = resolved.modelName;

@@ -7,6 +7,7 @@ import type { KeyRing } from "../keys/key-ring.js";
 import { KeyScope } from "../keys/key-scope.js";
 import { releaseWithBody } from "../keys/release-with-body.js";
 import { setRequestKey } from "../request-key.js";
+import { requestLogger } from "../request-record.js";
 
 /** GET /v1/models and /v1/models/{id}: every key may list, filtered to its own models (clients list before anything else). */
 const MODEL_LISTING = /^\/v1\/models(\/.+)?$/;
@@ -38,7 +39,7 @@ export function keyAuth(ring: KeyRing | null, keys: readonly ApiKey[], logger: L
     if (!MODEL_LISTING.test(c.req.path)) state.scope.assertEndpoint(c.req.method, c.req.path);
     const admitted = state.limiter?.admit() ?? null;
     if (admitted !== null && !admitted.ok) {
-      logger.info({ key: state.scope.name, limit: admitted.limit, path: c.req.path }, "request over its key's limit");
+      requestLogger(c, logger).info({ key: state.scope.name, limit: admitted.limit, path: c.req.path }, "request over its key's limit");
       c.header("Retry-After", String(admitted.retryAfterS));
       const reached = admitted.limit === "max_concurrent" ? "concurrency_limit_exceeded" : "rate_limit_exceeded";
       throw new HttpError(reached, `API key "${state.scope.name}" is over its ${admitted.limit} limit; retry after ${admitted.retryAfterS} s`);

@@ -5,23 +5,23 @@ import type { Logger } from "pino";
 import type { MetricsRecorder, RequestLabels } from "../../shared/metrics-recorder.js";
 import { requestIdFor } from "../request-id.js";
 import { requestKeyName } from "../request-key.js";
-import { RequestRecord } from "../request-record.js";
-import type { RequestScope } from "../request-scope.js";
+import { RequestRecord, setRequestRecord } from "../request-record.js";
 
 /**
  * The first middleware: gives the request its id (`X-Request-Id` on every response, the same as
- * `request_id` on every log line), runs the rest inside its scope, and once the answer has left
+ * `request_id` on every line of its logger), puts its record on the context, and once the answer has left
  * (a stream: its last byte, or the client gone) counts it and writes its one access-log line.
  */
-export function requestContext(options: { scope: RequestScope; logger: Logger; metrics: MetricsRecorder }): MiddlewareHandler {
-  const { scope, metrics } = options;
+export function requestContext(options: { logger: Logger; metrics: MetricsRecorder }): MiddlewareHandler {
+  const { metrics } = options;
   return async (c, next) => {
     const id = requestIdFor(c.req.header("x-request-id"));
     const record = new RequestRecord(id, options.logger.child({ request_id: id }));
     const endpoint = endpointOf(c);
     const leave = metrics.requestStarted(endpoint);
     try {
-      await scope.run(record, next);
+      setRequestRecord(c, record);
+      await next();
     } finally {
       c.res.headers.set("X-Request-Id", id);
     }

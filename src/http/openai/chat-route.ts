@@ -7,16 +7,16 @@ import { startRequestWork } from "../request-work.js";
 import type { SessionGate } from "../session-gate.js";
 import { assignCompletionId, completionObject, newCompletionIdentity } from "./completion.js";
 import { resolveChatTurn } from "./chat-turn.js";
-import { requestKeyScope } from "../request-key.js";
+import { requestRecord } from "../request-record.js";
 import { streamTurn } from "./chat-stream.js";
 
 /** POST /v1/chat/completions: one agent turn (resolved from the body by chat-turn.ts) answered as OpenAI JSON or SSE. */
 export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, inFlight: InFlightWork): void {
   app.post("/v1/chat/completions", async (c) => {
-    const turn = await resolveChatTurn(await readJson(c), c.req.header("x-session-id"), deps, resolver, gate, requestKeyScope(c));
+    const turn = await resolveChatTurn(c, await readJson(c), deps, resolver, gate);
     const { body, start } = turn;
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release });
-    const identity = newCompletionIdentity(turn.model, deps.requests?.current()?.id);
+    const identity = newCompletionIdentity(turn.model, requestRecord(c)?.id);
     const tier = (): string => deps.health().engines[turn.modelName]?.degradationTier ?? "NORMAL";
     if (body.stream === true) {
       return streamTurn({

@@ -1,13 +1,16 @@
 import { randomBytes } from "node:crypto";
+import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
-import type { KeyScope } from "../keys/key-scope.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { requestKeyScope } from "../request-key.js";
+import { requestLogger, requestRecord } from "../request-record.js";
 import { resolveServedModel } from "../resolve-served-model.js";
+import { scopedRunner } from "../scoped-runner.js";
 import type { SessionGate } from "../session-gate.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
 import { lastUserInput, parseChatRequest, type ChatRequest } from "./request-schema.js";
@@ -36,11 +39,13 @@ export interface ChatTurn {
  * is a conversation kept by the client, as every OpenAI client sends it: its messages are the
  * whole context and nothing is stored. Every refusal is thrown here, before any work starts.
  */
-/** `scope`: the request's key (its models are checked here, its tools go down with the turn). */
-export async function resolveChatTurn(raw: unknown, sessionHeader: string | undefined, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate, scope: KeyScope): Promise<ChatTurn> {
+/** The request's key (its models are checked here, its tools go down with the turn) is read from `c`. */
+export async function resolveChatTurn(c: Context, raw: unknown, deps: HttpDeps, resolver: ModelResolver, gate: SessionGate): Promise<ChatTurn> {
   const body = parseChatRequest(raw);
   assertSupported(body);
-  const resolved = await resolveServedModel(resolver, deps.models, body.model);
+  const scope = requestKeyScope(c);
+  const sessionHeader = c.req.header("x-session-id");
+  const resolved = await resolveServedModel(resolver, deps.models, body.model, requestRecord(c));
   scope.assertModel(resolved);
   // A downloaded model served on demand: the default agent's turn, on that model.
   const model = resolved.downloaded === true ? { model: resolved.modelName } : {};
@@ -51,8 +56,8 @@ export async function resolveChatTurn(raw: unknown, sessionHeader: string | unde
   const overrides = toOverrides(body);
   const clientTools = toClientTools(body);
   const named = body.session_id ?? sessionHeader;
-  const runner = deps.runner();
-  const log = deps.logger.child({ agent });
+  const runner = scopedRunner(c, deps.runner());
+  const log = requestLogger(c, deps.logger).child({ agent });
   if (named === undefined) {
     if (body.resume === true) throw new RuntimeError("invalid_request", "resume needs the session_id of the turn to resume", { details: { param: "resume" } });
     const messages = toConversation(body.messages);

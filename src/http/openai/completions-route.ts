@@ -8,7 +8,7 @@ import type { InFlightWork } from "../in-flight-work.js";
 import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
-import type { RequestRecord } from "../request-record.js";
+import { requestLogger, requestRecord, type RequestRecord } from "../request-record.js";
 import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { resolveServedModel } from "../resolve-served-model.js";
@@ -30,17 +30,18 @@ interface ResolvedCompletion {
  */
 export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, inFlight: InFlightWork): void {
   app.post("/v1/completions", async (c) => {
-    const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c));
+    const record = requestRecord(c);
+    const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c), record);
     // The client going away (or shutdown) stops generation at once and frees the sequence.
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
-    const chunks = counted(resolved.complete({ ...resolved.completion, signal: work.controller.signal }), deps.requests?.current());
+    const chunks = counted(resolved.complete({ ...resolved.completion, signal: work.controller.signal }), record);
     if (resolved.body.stream) {
       return streamCompletion({
         chunks, identity: resolved.identity, includeUsage: resolved.body.includeUsage, controller: work.controller, release: work.finish,
         keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
         maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
-        logger: deps.logger.child({ model: resolved.identity.model, endpoint: "completions" }),
-        requestId: deps.requests?.current()?.id,
+        logger: requestLogger(c, deps.logger).child({ model: resolved.identity.model, endpoint: "completions" }),
+        requestId: record?.id,
       });
     }
     try {
@@ -65,9 +66,9 @@ function counted(chunks: AsyncIterable<CompletionChunk>, record: RequestRecord |
   };
 }
 
-async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<ResolvedCompletion> {
+async function resolveCompletion(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope, record: RequestRecord | undefined): Promise<ResolvedCompletion> {
   const body = parseCompletionsRequest(raw);
-  const resolved = await resolveServedModel(resolver, models, body.model, models.names);
+  const resolved = await resolveServedModel(resolver, models, body.model, record, models.names);
   scope.assertModel(resolved);
   const { id, modelName } = resolved;
   const engine = await models.engine(modelName);

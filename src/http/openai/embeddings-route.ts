@@ -7,6 +7,7 @@ import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { requestRecord, type RequestRecord } from "../request-record.js";
 import { resolveServedModel } from "../resolve-served-model.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-schema.js";
@@ -14,12 +15,13 @@ import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-sch
 /** POST /v1/embeddings: vectors from the model behind the named agent (or a model named directly). */
 export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess): void {
   app.post("/v1/embeddings", async (c) => {
-    const { body, id, embed } = await resolveEmbeddings(await readJson(c), resolver, models, requestKeyScope(c));
+    const record = requestRecord(c);
+    const { body, id, embed } = await resolveEmbeddings(await readJson(c), resolver, models, requestKeyScope(c), record);
     // The client going away (or shutdown) stops the work between inputs.
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const result = await embed({ input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), signal: abort.controller.signal });
-      deps.requests?.current()?.addTokens({ prompt: result.promptTokens, cached: 0, generated: 0 });
+      record?.addTokens({ prompt: result.promptTokens, cached: 0, generated: 0 });
       return c.json(embeddingList({ model: id, vectors: result.vectors, promptTokens: result.promptTokens, encodingFormat: body.encodingFormat }));
     } finally {
       abort.dispose();
@@ -27,9 +29,9 @@ export function registerEmbeddingsRoute(app: Hono, deps: HttpDeps, resolver: Mod
   });
 }
 
-async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
+async function resolveEmbeddings(raw: unknown, resolver: ModelResolver, models: ModelAccess, scope: KeyScope, record: RequestRecord | undefined): Promise<{ body: EmbeddingsRequest; id: string; embed: NonNullable<Engine["embed"]> }> {
   const body = parseEmbeddingsRequest(raw);
-  const resolved = await resolveServedModel(resolver, models, body.model, models.names);
+  const resolved = await resolveServedModel(resolver, models, body.model, record, models.names);
   scope.assertModel(resolved);
   const { id, modelName } = resolved;
   const description = models.describe(modelName);

@@ -4,6 +4,7 @@ import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
+import { requestRecord } from "../request-record.js";
 import { requestKeyScope } from "../request-key.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { parseRerankRequest, rerankResponse } from "./rerank-schema.js";
@@ -14,6 +15,7 @@ export function registerRerankRoute(app: Hono, deps: HttpDeps, resolver: ModelRe
     app.post(path, async (c) => {
       const body = parseRerankRequest(await readJson(c));
       const resolved = resolver.resolve(body.model, models.names);
+      requestRecord(c)?.resolved(resolved.agent, resolved.modelName);
       requestKeyScope(c).assertModel(resolved);
       const { id, modelName } = resolved;
       const description = models.describe(modelName);

@@ -1,10 +1,11 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { HttpDeps, McpClientFactory } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
+import { requestLogger, requestRecord } from "../request-record.js";
 import { resolveServedModel } from "../resolve-served-model.js";
+import { scopedRunner } from "../scoped-runner.js";
 import type { InFlightWork } from "../in-flight-work.js";
 import { HttpError } from "../http-error.js";
-import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
@@ -26,17 +27,17 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest(raw);
-    const { agent, modelName, id: model, warnings, downloaded } = await resolveAgent(resolver, deps, request.model, requestKeyScope(c));
+    const { agent, modelName, id: model, warnings, downloaded } = await resolveAgent(c, resolver, deps, request.model);
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
     const store = request.store === false ? undefined : responseStore;
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images, allowMcp: deps.mcpClient !== undefined });
     turn.warnings.unshift(...warnings);
     const mcp = requestMcpTools(turn, deps.mcpClient);
-    const identity = { ...newIdentity(model, request, request.store !== false), requestId: deps.requests?.current()?.id };
+    const identity = { ...newIdentity(model, request, request.store !== false), requestId: requestRecord(c)?.id };
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
-    const runner = deps.runner();
+    const runner = scopedRunner(c, deps.runner());
     const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
-    const log = deps.logger.child({ agent, response_id: identity.id });
+    const log = requestLogger(c, deps.logger).child({ agent, response_id: identity.id });
     return runResponse({
       run: (options) =>
         runner.runStateless(
@@ -78,8 +79,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
   app.post("/v1/responses/input_tokens", async (c) => {
     const raw = await readJson(c);
     const request = parseResponsesRequest({ ...(raw as object), stream: false, store: false });
-    const { agent, modelName, downloaded } = await resolveAgent(resolver, deps, request.model, requestKeyScope(c));
-    const runner = deps.runner();
+    const { agent, modelName, downloaded } = await resolveAgent(c, resolver, deps, request.model);
+    const runner = scopedRunner(c, deps.runner());
     if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
     // MCP servers are not connected to count tokens: their tools are not counted.
     const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision, allowMcp: deps.mcpClient !== undefined });
@@ -106,13 +107,13 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
  * the name the client sent (Codex checks it).
  */
 async function resolveAgent(
+  c: Context,
   resolver: ModelResolver,
   deps: HttpDeps,
   model: string | undefined,
-  scope: KeyScope,
 ): Promise<{ agent: string; modelName: string; id: string; warnings: string[]; downloaded: boolean }> {
-  const resolved = await resolveServedModel(resolver, deps.models, model);
-  scope.assertModel(resolved);
+  const resolved = await resolveServedModel(resolver, deps.models, model, requestRecord(c));
+  requestKeyScope(c).assertModel(resolved);
   const agent = resolved.agent ?? "";
   const warnings = resolved.fallback === true ? [`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`] : [];
   return { agent, modelName: resolved.modelName, id: resolved.id, warnings, downloaded: resolved.downloaded === true };

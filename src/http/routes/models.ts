@@ -4,6 +4,7 @@ import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { requestKeyScope } from "../request-key.js";
 import { resolveServedModel } from "../resolve-served-model.js";
+import { requestRecord } from "../request-record.js";
 
 /**
  * GET /v1/models and /v1/models/{id}: agents (not GGUF files) are what a client picks, so they
@@ -65,7 +66,7 @@ export function registerModelsRoute(app: Hono, deps: HttpDeps, resolver: ModelRe
     });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
-    const resolved = await resolveServedModel(resolver, deps.models, c.req.param("id"));
+    const resolved = await resolveServedModel(resolver, deps.models, c.req.param("id"), requestRecord(c));
     requestKeyScope(c).assertModel(resolved);
     return c.json(modelObject(resolved.id, resolved.downloaded === true ? resolved.modelName : deps.agents[resolved.agent ?? ""], await states()));
   });

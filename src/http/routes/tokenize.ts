@@ -1,4 +1,4 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { z } from "zod";
 import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
@@ -6,6 +6,7 @@ import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import { parseBody } from "../parse-body.js";
 import { readJson } from "../read-json.js";
 import { requestAbort } from "../request-abort.js";
+import { requestRecord } from "../request-record.js";
 import { requestKeyScope } from "../request-key.js";
 import type { ModelResolver } from "../resolve-model.js";
 
@@ -19,9 +20,10 @@ const detokenizeBody = z.object({ model: z.string().min(1).optional(), tokens: z
  * on the model behind the named agent or model (the default agent's when absent).
  */
 export function registerTokenizeRoutes(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess): void {
-  const engineFor = async (model: string | undefined, scope: ReturnType<typeof requestKeyScope>, need: "tokenize" | "detokenize"): Promise<Engine> => {
+  const engineFor = async (c: Context, model: string | undefined, need: "tokenize" | "detokenize"): Promise<Engine> => {
     const resolved = resolver.resolve(model, models.names);
-    scope.assertModel(resolved);
+    requestRecord(c)?.resolved(resolved.agent, resolved.modelName);
+    requestKeyScope(c).assertModel(resolved);
     const engine = await models.engine(resolved.modelName);
     if (engine[need] === undefined) {
       throw new HttpError("tokenize_not_supported", `Model "${resolved.modelName}" (engine ${engine.kind}) has no tokenizer here: an openai upstream's tokenizer is not reachable`, "model");
@@ -30,7 +32,7 @@ export function registerTokenizeRoutes(app: Hono, deps: HttpDeps, resolver: Mode
   };
   app.post("/tokenize", async (c) => {
     const body = parseBody(tokenizeBody, await readJson(c));
-    const engine = await engineFor(body.model, requestKeyScope(c), "tokenize");
+    const engine = await engineFor(c, body.model, "tokenize");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const result = await (engine.tokenize as NonNullable<Engine["tokenize"]>).call(engine, {
@@ -48,7 +50,7 @@ export function registerTokenizeRoutes(app: Hono, deps: HttpDeps, resolver: Mode
   });
   app.post("/detokenize", async (c) => {
     const body = parseBody(detokenizeBody, await readJson(c));
-    const engine = await engineFor(body.model, requestKeyScope(c), "detokenize");
+    const engine = await engineFor(c, body.model, "detokenize");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       const content = await (engine.detokenize as NonNullable<Engine["detokenize"]>).call(engine, { tokens: body.tokens, signal: abort.controller.signal });

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { planReportJson } from "../../engine/plan/plan-json.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
@@ -16,13 +17,13 @@ export interface PlanSelection {
  * in `details`, so a host can branch on the code and still show every reason. Needs a valid config
  * (config_missing / config_invalid otherwise); an unknown model is invalid_params listing the known ones.
  */
-export function planMethod(runPlan: (selection: PlanSelection, signal: AbortSignal) => Promise<ModelPlanReport>): MethodDefinition<never> {
+export function planMethod(runPlan: (selection: PlanSelection, signal: AbortSignal, log: Logger) => Promise<ModelPlanReport>): MethodDefinition<never> {
   return defineMethod({
     params: () => import("./params-schemas.js").then((schemas) => schemas.planParams),
     result: () => import("./result-schemas.js").then((schemas) => schemas.planResult),
     handle: async (input, context) => {
       const selection: PlanSelection = input.all === true ? { all: true } : input.model !== undefined ? { model: input.model } : {};
-      const report = await runPlan(selection, context.signal);
+      const report = await runPlan(selection, context.signal, context.log);
       const failing = report.models.find((entry) => entry.status === "error" && entry.error !== undefined);
       if (failing?.error !== undefined) {
         const others = report.models.filter((entry) => entry.status === "error").length - 1;

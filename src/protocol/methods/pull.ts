@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import { defineMethod, type MethodDefinition } from "../method.js";
 import { pullProgressFields, type PullProgressFacts } from "../../wire/pull-progress-fields.js";
 
@@ -7,6 +8,8 @@ export type PullService = (call: {
   force: boolean;
   signal: AbortSignal;
   onProgress: (progress: PullProgressFacts) => void;
+  /** The call's logger (its req_id): the download's own lines go there. */
+  logger: Logger;
 }) => Promise<{ path: string; bytes: number }>;
 
 /**
@@ -26,6 +29,7 @@ export function pullMethod(pull: PullService): MethodDefinition<never> {
         ref: input.ref,
         force: input.force,
         signal: context.signal,
+        logger: context.log,
         onProgress: (progress) => {
           const { name, fields } = pullProgressFields(progress);
           context.emit(name, fields);

@@ -1,3 +1,4 @@
+import type { Logger } from "pino";
 import type { DoctorReport } from "../../diagnostics/doctor-report.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import type { PsReport } from "../../engine/model-ps.js";
@@ -27,8 +28,9 @@ export interface V1Services {
   maxLineBytes: number;
   /** stdio.coalesce_ms: the merge window for a chat's text deltas (0 = off). */
   coalesceMs?: number;
-  runDoctor(signal: AbortSignal): Promise<DoctorReport>;
-  runPlan(params: PlanSelection, signal: AbortSignal): Promise<ModelPlanReport>;
+  /** `log`: the call's logger (its req_id), for the lines of the work the call sets going. */
+  runDoctor(signal: AbortSignal, log: Logger): Promise<DoctorReport>;
+  runPlan(params: PlanSelection, signal: AbortSignal, log: Logger): Promise<ModelPlanReport>;
   /** Throws (or rejects with) config_missing / config_invalid when there is no valid config; may build the runtime first. */
   sessionRunner(): SessionRunner | Promise<SessionRunner>;
   /** `pull`: a model into app.models_dir (needs a valid config). */
@@ -55,8 +57,8 @@ export function createV1Methods(services: V1Services, control: StdioControl, wir
   const methods = (): string[] => [...table.keys()].filter((name) => !name.startsWith("$/"));
   table.set("initialize", initializeMethod({ server: services.server, methods, maxLineBytes: services.maxLineBytes, wire }));
   table.set("ping", pingMethod);
-  table.set("doctor", doctorMethod((signal) => services.runDoctor(signal)));
-  table.set("plan", planMethod((params, signal) => services.runPlan(params, signal)));
+  table.set("doctor", doctorMethod((signal, log) => services.runDoctor(signal, log)));
+  table.set("plan", planMethod((params, signal, log) => services.runPlan(params, signal, log)));
   table.set("chat", chatMethod(() => services.sessionRunner(), services.coalesceMs ?? 0, services.metricsRecorder));
   table.set("cancel", cancelMethod(control));
   table.set("warm_up", warmUpMethod(() => services.sessionRunner()));

@@ -20,7 +20,7 @@ export function warmUpMethod(runner: () => SessionRunner | Promise<SessionRunner
         if (progress.phase !== "downloading" || progress.totalBytes === undefined) return;
         const { name, fields } = pullProgressFields({ downloadedBytes: progress.downloadedBytes ?? 0, totalBytes: progress.totalBytes });
         context.emit(name, fields);
-      }, input.keep_alive, (load) => context.emit("model_load", { ...load }));
+      }, input.keep_alive, (load) => context.emit("model_load", { ...load }), context.log);
       return { status: "ok" as const, ms: Date.now() - started };
     },
   });
