@@ -8,7 +8,7 @@ import { sourceFiles } from "../helpers/source-imports.js";
 /**
  * On Node 20 an AsyncLocalStorage (or any async hook) runs a hook on every promise the process
  * creates from its first use on, and node-llama-cpp creates many per generated token: the log
- * scope of stdio calls and the HTTP request scope cost 4-10 % of stream tokens/s on the tiny
+ * scope of stdio calls and the HTTP request scope cost 5-15 % of the engine's token time on the tiny
  * model (docs/benchmarks.md, "The per-token path"). Request ids and loggers are passed instead.
  */
 const srcDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../src");
