@@ -4,12 +4,12 @@ import { RuntimeError } from "../shared/runtime-error.js";
 import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import { countedStream } from "./counted-stream.js";
+import { loadProgressEvents } from "./load-progress-events.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
-import type { Engine, EngineCapabilities, EngineHealth, EngineKind, LoadProgress, WarmUpOptions } from "./engine.js";
+import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
 import { ModelAdmission } from "./model-admission.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
 import type { RerankRequest, RerankResult } from "./rerank-types.js";
-import type { ModelLoadEvent } from "./scheduler-types.js";
 import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "./tokenize-types.js";
 
 export interface ManagedEngineOptions {
@@ -24,6 +24,8 @@ export interface ManagedEngineOptions {
   metrics?: MetricsRecorder;
 }
 
+/** What a call brings to the load it may have to wait for: its cancel, its listeners, its logger. */
+type LoadCall = Pick<WarmUpOptions, "signal" | "onModelLoad" | "onProgress" | "logger">;
 
 /** A model counts as loaded while its engine serves (or is degraded but serving). */
 export function isLoaded(health: EngineHealth): boolean {
@@ -77,23 +79,23 @@ export class ManagedEngine implements Engine, ScheduledModel {
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;
     // The optional methods exist exactly when the engine has them (front doors test for them).
-    if (first.embed) this.embed = (request) => this.using(undefined, () => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
-    if (first.rerank) this.rerank = (request) => this.using(request.signal, () => (this.current.rerank as NonNullable<Engine["rerank"]>).call(this.current, request));
-    if (first.tokenize) this.tokenize = (request) => this.using(request.signal, () => (this.current.tokenize as NonNullable<Engine["tokenize"]>).call(this.current, request));
-    if (first.detokenize) this.detokenize = (request) => this.using(request.signal, () => (this.current.detokenize as NonNullable<Engine["detokenize"]>).call(this.current, request));
-    if (first.complete) this.complete = (request) => this.usingStream(request.signal, () => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
-    if (first.countTokens) this.countTokens = (text, signal) => this.using(signal, () => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
-    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using(signal, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
-    if (first.promptTokens) this.promptTokens = (request, signal) => this.using(signal, () => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
+    if (first.embed) this.embed = (request) => this.using({}, () => (this.current.embed as NonNullable<Engine["embed"]>).call(this.current, request));
+    if (first.rerank) this.rerank = (request) => this.using({ signal: request.signal }, () => (this.current.rerank as NonNullable<Engine["rerank"]>).call(this.current, request));
+    if (first.tokenize) this.tokenize = (request) => this.using({ signal: request.signal }, () => (this.current.tokenize as NonNullable<Engine["tokenize"]>).call(this.current, request));
+    if (first.detokenize) this.detokenize = (request) => this.using({ signal: request.signal }, () => (this.current.detokenize as NonNullable<Engine["detokenize"]>).call(this.current, request));
+    if (first.complete) this.complete = (request) => this.usingStream({ signal: request.signal }, () => (this.current.complete as NonNullable<Engine["complete"]>).call(this.current, request));
+    if (first.countTokens) this.countTokens = (text, signal) => this.using({ signal: signal }, () => (this.current.countTokens as NonNullable<Engine["countTokens"]>).call(this.current, text, signal));
+    if (first.toolTokens) this.toolTokens = (tools, signal) => this.using({ signal: signal }, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
+    if (first.promptTokens) this.promptTokens = (request, signal) => this.using({ signal: signal }, () => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
   }
 
   warmUp(options?: WarmUpOptions): Promise<void> {
-    return this.using(options?.signal, () => this.current.warmUp(options), options?.onModelLoad, options?.onProgress, options?.logger);
+    return this.using(options ?? {}, () => this.current.warmUp(options));
   }
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
-    return this.usingStream(request.signal, () => this.current.generate(request), request.onModelLoad);
+    return this.usingStream(request, () => this.current.generate(request));
   }
 
   get pinned(): boolean {
@@ -196,12 +198,12 @@ export class ManagedEngine implements Engine, ScheduledModel {
     }
   }
 
-  private async using<T>(signal: AbortSignal | undefined, work: () => Promise<T>, listener?: (event: ModelLoadEvent) => void, onProgress?: (progress: LoadProgress) => void, logger?: Logger): Promise<T> {
+  private async using<T>(call: LoadCall, work: () => Promise<T>): Promise<T> {
     this.begin();
     try {
-      const needsLoad = await this.admitted(signal, listener);
+      const needsLoad = await this.admitted(call);
       this.timeLoad();
-      if (needsLoad) await this.load(signal, listener, onProgress, logger);
+      if (needsLoad) await this.load(call);
       const result = await work();
       this.loaded();
       return result;
@@ -213,14 +215,14 @@ export class ManagedEngine implements Engine, ScheduledModel {
     }
   }
 
-  private usingStream<T>(signal: AbortSignal | undefined, open: () => AsyncIterable<T>, listener?: (event: ModelLoadEvent) => void): AsyncIterable<T> {
+  private usingStream<T>(call: LoadCall, open: () => AsyncIterable<T>): AsyncIterable<T> {
     return countedStream(open, {
       begin: () => this.begin(),
       // Admission, then the load itself (its model_load events), before the engine stream opens.
       admitted: async () => {
-        const needsLoad = await this.admitted(signal, listener);
+        const needsLoad = await this.admitted(call);
         this.timeLoad();
-        if (needsLoad) await this.load(signal, listener);
+        if (needsLoad) await this.load(call);
         return needsLoad;
       },
       firstChunk: () => {
@@ -237,27 +239,16 @@ export class ManagedEngine implements Engine, ScheduledModel {
    * node-llama-cpp's onLoadProgress) and `loaded` the moment it is done. warmUp is shared and
    * idempotent in every engine, so the call that follows finds the model loaded.
    */
-  private async load(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined, onProgress?: (progress: LoadProgress) => void, logger?: Logger): Promise<void> {
-    let told = 0;
-    await this.current.warmUp({
-      ...(signal ? { signal } : {}),
-      ...(logger ? { logger } : {}),
-      onProgress: (progress) => {
-        onProgress?.(progress);
-        if (progress.phase !== "loading" || progress.progress === undefined) return;
-        const tenth = Math.floor(progress.progress * 10);
-        if (tenth <= told) return;
-        told = tenth;
-        listener?.({ model: this.modelName, state: "loading", progress: Math.min(1, Math.round(progress.progress * 100) / 100) });
-      },
-    });
+  private async load(call: LoadCall): Promise<void> {
+    const { signal, logger, onModelLoad } = call;
+    await this.current.warmUp({ ...(signal ? { signal } : {}), ...(logger ? { logger } : {}), onProgress: loadProgressEvents(this.modelName, onModelLoad, call.onProgress) });
     this.loaded();
-    listener?.({ model: this.modelName, state: "loaded" });
+    onModelLoad?.({ model: this.modelName, state: "loaded" });
   }
 
   /** Before a call reaches the engine (see ModelAdmission.admitted); true when the model is not loaded yet. */
-  private admitted(signal: AbortSignal | undefined, listener: ((event: ModelLoadEvent) => void) | undefined): Promise<boolean> {
-    return this.admission?.admitted(signal, listener) ?? Promise.resolve(false);
+  private admitted(call: LoadCall): Promise<boolean> {
+    return this.admission?.admitted(call.signal, call.onModelLoad) ?? Promise.resolve(false);
   }
 
   /** After a call that worked: the first one after a load corrects the estimate with what the engine measured. */

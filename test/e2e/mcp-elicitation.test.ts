@@ -4,11 +4,12 @@
 // elicitation`, and the model (a scripted upstream) sees what the server made of the answer.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { configYaml, mcpServer, openaiModel } from "../helpers/config-yaml.js";
 import { startAgentUpstream, toolResultSent, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { endedAfterAll } from "../helpers/ended-after-all.js";
 
 const ELICIT_SERVER = fileURLToPath(new URL("../helpers/mcp-elicit-server.js", import.meta.url));
 const QUESTION = {
@@ -19,12 +20,7 @@ const QUESTION = {
 
 type Json = Record<string, unknown>;
 
-const upstreams: AgentUpstream[] = [];
-const procs: CliProcess[] = [];
-after(async () => {
-  for (const proc of procs) if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-  await Promise.all(upstreams.map((upstream) => upstream.close()));
-});
+const { upstreams, procs } = endedAfterAll();
 
 async function serve(protocol: "v1" | "jsonrpc", mcp: Record<string, unknown> = {}): Promise<{ proc: CliProcess; upstream: AgentUpstream }> {
   const upstream = await startAgentUpstream();

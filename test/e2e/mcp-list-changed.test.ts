@@ -3,23 +3,18 @@
 // upstream) offers it, and the chat carries the `tools_changed` event, on stdio v1 and JSON-RPC.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { CliProcess, protocolViolations, type WireMessage } from "../helpers/cli-process.js";
 import { configYaml, mcpServer, openaiModel } from "../helpers/config-yaml.js";
 import { startAgentUpstream, toolResultSent, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { endedAfterAll } from "../helpers/ended-after-all.js";
 
 const PROTOCOL_SERVER = fileURLToPath(new URL("../helpers/mcp-protocol-server.js", import.meta.url));
 
 type Json = Record<string, unknown>;
 
-const upstreams: AgentUpstream[] = [];
-const procs: CliProcess[] = [];
-after(async () => {
-  // A failed assertion leaves its CLI running: end it, or the test file never exits.
-  for (const proc of procs) if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-  await Promise.all(upstreams.map((upstream) => upstream.close()));
-});
+const { upstreams, procs } = endedAfterAll();
 
 async function serve(upstream: AgentUpstream, protocol: "v1" | "jsonrpc", tools: string[] = ["*"]): Promise<CliProcess> {
   const { dir, configPath } = await tempConfig(

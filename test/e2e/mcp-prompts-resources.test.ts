@@ -4,24 +4,19 @@
 // OpenAI-compatible upstream (the openai engine takes images) receives.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { CliProcess, protocolViolations } from "../helpers/cli-process.js";
 import { configYaml, mcpServer, openaiModel } from "../helpers/config-yaml.js";
 import { startAgentUpstream, type AgentUpstream } from "../helpers/openai-agent-upstream.js";
 import { tempConfig } from "../helpers/temp-config.js";
+import { endedAfterAll } from "../helpers/ended-after-all.js";
 
 const PROTOCOL_SERVER = fileURLToPath(new URL("../helpers/mcp-protocol-server.js", import.meta.url));
 const FIXTURE_IMAGE_URL = `data:image/png;base64,${Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64")}`;
 
 type Json = Record<string, unknown>;
 
-const upstreams: AgentUpstream[] = [];
-const procs: CliProcess[] = [];
-after(async () => {
-  // A failed assertion leaves its CLI running: end it, or the test file never exits.
-  for (const proc of procs) if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-  await Promise.all(upstreams.map((upstream) => upstream.close()));
-});
+const { upstreams, procs } = endedAfterAll();
 
 async function serve(protocol: "v1" | "jsonrpc"): Promise<{ proc: CliProcess; upstream: AgentUpstream }> {
   const upstream = await startAgentUpstream([]);

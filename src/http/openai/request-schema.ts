@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { elicitationAnswerSchema } from "../../wire/elicitation-answer-schema.js";
 import type { ContentPart } from "../../engine/chat-types.js";
 import { contentPartSchema, textPartSchema } from "../../shared/content-part-schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
@@ -65,13 +66,7 @@ export const chatRequestSchema = z
     resume: z.boolean().optional(),
     approve_execution: z.boolean().optional(),
     /** Session mode, with resume: the answer to an MCP server's question the turn paused on (docs/tools.md). */
-    elicitation: z
-      .object({
-        action: z.enum(["accept", "decline", "cancel"]),
-        content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
-      })
-      .strict()
-      .optional(),
+    elicitation: elicitationAnswerSchema.optional(),
     events: z.boolean().optional(),
     /** Extension (as Ollama): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
     keep_alive: z.number().int().min(-1).optional(),

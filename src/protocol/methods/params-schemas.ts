@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { elicitationAnswerSchema } from "../../wire/elicitation-answer-schema.js";
 import { contentPartSchema } from "../../shared/content-part-schema.js";
 
 /**
@@ -31,13 +32,7 @@ export const chatParams = z
     resume: z.boolean().default(false),
     approve_execution: z.boolean().default(false),
     /** Resuming a turn paused on an MCP server's question (`pending_elicitation`): the user's answer. */
-    elicitation: z
-      .object({
-        action: z.enum(["accept", "decline", "cancel"]),
-        content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
-      })
-      .strict()
-      .optional(),
+    elicitation: elicitationAnswerSchema.optional(),
     /** Seconds the model stays loaded once idle after this turn: 0 = unload then, -1 = never (docs/models.md). */
     keep_alive: z.number().int().min(-1).optional(),
   })
