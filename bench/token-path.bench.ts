@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { runModelStep } from "../src/agent/model-step.js";
 import { withCoalescedEmit } from "../src/agent/delta-coalescer.js";
 import { modelSchema } from "../src/config/schema.js";
+import { STDIO_DEFAULTS } from "../src/config/stdio-defaults.js";
 import type { EngineChunk } from "../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
@@ -16,7 +17,7 @@ import { median } from "./bench-results.js";
  * bench:token-path — what the agent's per-token path costs in one process, where the machine's
  * noise does not reach the figure (see docs/benchmarks.md, "The per-token path"):
  *
- * 1. CPU per token of engine stream -> ManagedEngine -> runModelStep -> coalescer (4 ms) ->
+ * 1. CPU per token of engine stream -> ManagedEngine -> runModelStep -> coalescer (the default stdio.coalesce_ms) ->
  *    toEventFields -> JSON line, with a fake engine that pushes one text chunk per event-loop
  *    turn (as node-llama-cpp delivers them), minus a bare loop of the same turns; and the same
  *    path on the unwrapped engine (ManagedEngine's share).
@@ -69,7 +70,7 @@ async function step(engine: Engine, maxTokens: number, input = "x"): Promise<num
       JSON.stringify({ id: "t", type: "event", event: name, ...fields });
       lines++;
     },
-    { windowMs: 4 },
+    { windowMs: STDIO_DEFAULTS.coalesce_ms },
     (emit) => runModelStep({ engine, messages: [{ role: "system", content: "You are a helpful assistant." }, { role: "user", content: input }], tools: [], temperature: 0, maxTokens, seed: null, step: 0, signal: new AbortController().signal, emit }),
   );
   return lines;

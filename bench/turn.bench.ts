@@ -22,7 +22,8 @@ import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSamp
  * token, and cancel latency. Rounds are interleaved (the order alternates) and medians are
  * printed with the ratios. See docs/benchmarks.md.
  *
- * Env: BENCH_ROUNDS (25), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (16 chunks),
+ * Env: BENCH_ROUNDS (25), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (2 chunks: one merge window into the stream
+ * with the default stdio.coalesce_ms; direct: the second token),
  * BENCH_TURN_MODEL=tiny|small (tiny: the seeded tiny model; small: the 84M bench model, to see
  * the same fixed per-token cost against a realistic decode time), BENCH_TURN_PROFILE=<dir>: run
  * the CLI with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: stdio.coalesce_ms for the CLI
@@ -32,7 +33,7 @@ import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSamp
 const rounds = Number(process.env.BENCH_ROUNDS ?? "25");
 const cancelRounds = Number(process.env.BENCH_CANCEL_ROUNDS ?? "9");
 const maxTokens = Number(process.env.BENCH_MAX_TOKENS ?? "256");
-const cancelAfter = Number(process.env.BENCH_CANCEL_AFTER ?? "16");
+const cancelAfter = Number(process.env.BENCH_CANCEL_AFTER ?? "2");
 const profileDir = process.env.BENCH_TURN_PROFILE;
 const coalesceMs = process.env.BENCH_COALESCE_MS;
 const SYSTEM_PROMPT = "You are a helpful assistant.";

@@ -29,8 +29,8 @@ describe("config", () => {
     assert.equal(config.http.port, 8080);
     assert.equal(config.http.bearer_token, null);
     assert.deepEqual(config.llama.models, {});
-    assert.equal(config.stdio.coalesce_ms, 4);
-    assert.equal(config.http.coalesce_ms, 4);
+    assert.equal(config.stdio.coalesce_ms, 33);
+    assert.equal(config.http.coalesce_ms, 33);
   });
 
   it("coalesce_ms: 0 turns merging off; negative, fractional or over 1000 ms are refused", () => {
