@@ -427,10 +427,11 @@ for (const kind of layerKinds) {
 }
 out();
 out(`target: tokens/s overhead < 3%: ${1 - streamRatio < 0.03 ? "MET" : "NOT MET"} (stream ${((1 - streamRatio) * 100).toFixed(1)}%, end-to-end ${((1 - e2eRatio) * 100).toFixed(1)}%)`);
+out(`target: per-round stream ratio median >= 0.97: ${roundRatios.median >= 0.97 ? "MET" : "NOT MET"} (${roundRatios.median.toFixed(3)}; one run of 25 rounds moves by about +-0.03, docs/benchmarks.md)`);
 out(`target: < 5 ms added to first token: ${ttftDiff < 5 ? "MET" : "NOT MET"} (+${ttftDiff.toFixed(2)} ms)`);
 out(`target: cancel < 10 ms: ${cancelMs < 10 ? "MET" : "NOT MET"} (${cancelMs.toFixed(2)} ms)`);
 reportRatios("turn", [
-  ratio("stream tokens/s, serve-stdio / engine direct", streamRatio, { atLeast: 0.95 }),
+  ratio("stream tokens/s, serve-stdio / engine direct", streamRatio, { atLeast: 0.97 }),
   ratio("end-to-end tokens/s, serve-stdio / engine direct", e2eRatio),
 ]);
 out(JSON.stringify({ rounds, cancelRounds, maxTokens, stream_ratio: streamRatio, round_ratios: roundRatios, e2e_ratio: e2eRatio, ttft_added_ms: ttftDiff, cancel_ms: cancelMs, layers, ping_ms: median(pings), cli: cliTurns, direct: directTurns, cliCancels, directCancels }));
