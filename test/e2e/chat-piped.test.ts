@@ -47,7 +47,7 @@ describe("local-ai chat with piped stdin", () => {
     const child = spawn(process.execPath, [CLI_PATH, "chat", "--config", configPath], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
     child.stdin.end("Hello\n".repeat(20));
     // The first answer bytes arrive, then the reader hangs up: every later write meets EPIPE.
     await new Promise((resolve) => child.stdout.once("data", resolve));
@@ -65,7 +65,8 @@ describe("local-ai chat with piped stdin", () => {
       const child = spawn(process.execPath, [CLI_PATH, "chat", "--config", configPath, "--agent", "talker", "--session", session], { cwd: dir, env: { ...process.env, LOCAL_AI_LOG_LEVEL: "warn" }, stdio: ["pipe", "pipe", "pipe"] });
       let stderr = "";
       child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      // `close`, not `exit`: `exit` can come before the child's last stderr bytes were read (a CI flake).
+      const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
       child.stdin.end("hello\nnever asked\n");
       await new Promise((resolve) => child.stdout.once("data", resolve));
       child.kill(signal);
