@@ -28,6 +28,7 @@ function fakeFiles(): { files: KvStateFiles; saved: Map<string, Token[]>; calls:
       const held = saved.get(key);
       return held === undefined ? null : { key, tokens: held, statePath: "", stateBytes: 0, sha256: "" };
     },
+    settled: async () => undefined,
     load: async (state: SavedState, sequence: { contextTokens: Token[] }) => {
       calls.push(`load ${state.key}`);
       sequence.contextTokens = [...state.tokens];

@@ -63,7 +63,9 @@ export class KvKeeper {
   async prepare(sequence: LlamaContextSequence, cacheKey: string | undefined, prompt: () => readonly Token[] | undefined): Promise<void> {
     const holding = this.holdingOf(sequence);
     if (this.closed || (cacheKey !== undefined && holding.owner === cacheKey)) return;
-    await this.saveIfNeeded(sequence, holding);
+    // The evicted conversation's state is written before the sequence changes hands; the rest of
+    // its save finishes in the background (KvStateFiles.save).
+    await this.saveIfNeeded(sequence, holding, true);
     holding.owner = cacheKey;
     holding.onDisk = null;
     if (cacheKey === undefined) return;
@@ -85,15 +87,17 @@ export class KvKeeper {
     this.closed = true;
     for (const sequence of sequences) {
       const holding = this.holdings.get(sequence);
-      if (holding !== undefined) await this.saveIfNeeded(sequence, holding);
+      if (holding !== undefined) await this.saveIfNeeded(sequence, holding, false);
     }
+    // Saves of evicted conversations still finishing in the background: the process may exit next.
+    await this.files.settled();
   }
 
-  private async saveIfNeeded(sequence: LlamaContextSequence, holding: Holding): Promise<void> {
+  private async saveIfNeeded(sequence: LlamaContextSequence, holding: Holding, background: boolean): Promise<void> {
     if (holding.owner === undefined || sequence.contextTokens.length === 0) return;
     if (holding.onDisk !== null && sameTokens(holding.onDisk, sequence.contextTokens)) return;
     const tokens = [...sequence.contextTokens];
-    if (await this.files.save(holding.owner, sequence, this.identity)) holding.onDisk = tokens;
+    if (await this.files.save(holding.owner, sequence, this.identity, { background })) holding.onDisk = tokens;
   }
 
   private holdingOf(sequence: LlamaContextSequence): Holding {

@@ -63,6 +63,10 @@ const STALE_TEMP_MS = 10 * 60_000;
  */
 export class KvStateFiles {
   private swept = false;
+  /** The saves' background part, chained in call order (see `save`). */
+  private commits: Promise<void> = Promise.resolve();
+  /** The last save in progress of each key. */
+  private readonly pending = new Map<string, Promise<void>>();
 
   constructor(
     private readonly dir: string,
@@ -70,17 +74,48 @@ export class KvStateFiles {
     private readonly logger: Logger,
   ) {}
 
-  /** Saves what `sequence` holds as `key`'s state (replacing an older one), then keeps the budget. */
-  async save(key: string, sequence: LlamaContextSequence, identity: ModelIdentity): Promise<boolean> {
+  /**
+   * Saves what `sequence` holds as `key`'s state (replacing an older one), then keeps the budget.
+   * Only llama.cpp's write of the state needs the sequence; with `background` the call resolves
+   * once that is done (true: written), so a conversation taking the sequence does not also wait
+   * for the hash, the meta and the budget (milliseconds before its first token). Those finish in
+   * the background, one save after another in call order; `find` waits for its key's, `settled`
+   * for all, so a conversation coming back at once still finds its state.
+   */
+  async save(key: string, sequence: LlamaContextSequence, identity: ModelIdentity, options: { background?: boolean } = {}): Promise<boolean> {
     const tokens = [...sequence.contextTokens];
     if (tokens.length === 0) return false;
-    // <data_dir>/kv-cache/<model>: the state encodes conversations.
-    await ensurePrivateDir(this.dir, path.dirname(this.dir));
     const { state, meta } = this.pathsFor(key);
     const suffix = `.tmp-${randomBytes(4).toString("hex")}`;
     const started = Date.now();
     try {
+      // <data_dir>/kv-cache/<model>: the state encodes conversations.
+      await ensurePrivateDir(this.dir, path.dirname(this.dir));
       await sequence.saveStateToFile(state + suffix);
+    } catch (error) {
+      await unlink(state + suffix).catch(() => undefined);
+      this.logger.warn({ key, err: (error as Error).message }, "kv state not saved");
+      return false;
+    }
+    const committed = this.commits.then(() => this.commit({ key, tokens, identity, state, meta, suffix, started }));
+    const done = committed.then(() => undefined);
+    this.commits = done;
+    this.pending.set(key, done);
+    void done.then(() => {
+      if (this.pending.get(key) === done) this.pending.delete(key);
+    });
+    return options.background === true ? true : committed;
+  }
+
+  /** Resolves when every save started so far has finished (its meta written and the budget kept, or given up). */
+  settled(): Promise<void> {
+    return this.commits;
+  }
+
+  /** The rest of a save once the state file is written: verify, describe, put in place, keep the budget. Never rejects. */
+  private async commit(pending: { key: string; tokens: Token[]; identity: ModelIdentity; state: string; meta: string; suffix: string; started: number }): Promise<boolean> {
+    const { key, tokens, identity, state, meta, suffix, started } = pending;
+    try {
       // The state encodes the conversation: as private as the session files.
       await chmod(state + suffix, 0o600);
       const saved = await digest(state + suffix);
@@ -109,12 +144,15 @@ export class KvStateFiles {
       this.logger.warn({ key, err: (error as Error).message }, "kv state not saved");
       return false;
     }
-    await this.keepBudget();
+    await this.keepBudget().catch((error: unknown) => this.logger.warn({ err: (error as Error).message }, "kv_cache_disk_bytes not kept"));
     return true;
   }
 
   /** `key`'s saved state when its meta is readable and names this key and this model; null otherwise. */
   async find(key: string, identity: ModelIdentity): Promise<SavedState | null> {
+    // This key's save may still be finishing (the conversation was evicted a moment ago); other
+    // keys' saves are not waited for (the conversation that evicted one must not wait for it).
+    await this.pending.get(key);
     const { state, meta } = this.pathsFor(key);
     let text: string;
     try {
