@@ -35,7 +35,7 @@ describe("KvStateFiles", () => {
     assert.equal(writes.length, 1, "the sequence's state was written before save resolved");
     const found = await files.find("u/a", identity);
     assert.deepEqual(found?.tokens, [1, 2, 3]);
-    assert.equal(await readFile(found!.statePath, "utf8"), "state-a");
+    assert.equal(await readFile(found.statePath, "utf8"), "state-a");
     assert.deepEqual((await readdir(dir)).filter((name) => name.includes(".tmp-")), [], "no temp file left once found");
   });
 
@@ -58,7 +58,7 @@ describe("KvStateFiles", () => {
     assert.equal((await readdir(dir)).length, 4, "two keys, a state and a meta each");
     const a = await files.find("u/a", identity);
     assert.deepEqual(a?.tokens, [1, 5]);
-    assert.equal(await readFile(a!.statePath, "utf8"), "second");
+    assert.equal(await readFile(a.statePath, "utf8"), "second");
     assert.deepEqual((await files.find("u/b", identity))?.tokens, [2]);
   });
 
