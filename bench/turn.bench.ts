@@ -22,8 +22,9 @@ import { directTurn, generateRequest, mainThreadCpuNs, turnSample, type TurnSamp
  * token, and cancel latency. Rounds are interleaved (the order alternates) and medians are
  * printed with the ratios. See docs/benchmarks.md.
  *
- * Env: BENCH_ROUNDS (25), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER (2 chunks: one merge window into the stream
- * with the default stdio.coalesce_ms; direct: the second token),
+ * Env: BENCH_ROUNDS (25), BENCH_CANCEL_ROUNDS (9), BENCH_MAX_TOKENS (256), BENCH_CANCEL_AFTER
+ * (2 chunks: one merge window into the stream at the default stdio.coalesce_ms; direct: the
+ * second token),
  * BENCH_TURN_MODEL=tiny|small (tiny: the seeded tiny model; small: the 84M bench model, to see
  * the same fixed per-token cost against a realistic decode time), BENCH_TURN_PROFILE=<dir>: run
  * the CLI with --cpu-prof into that folder. BENCH_COALESCE_MS=<ms>: stdio.coalesce_ms for the CLI
