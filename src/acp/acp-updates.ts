@@ -67,6 +67,9 @@ export class AcpTurnUpdates {
       // ACP has no load notice: a one-entry plan is the status line editors show (docs/acp.md).
       case "model_load":
         return [{ sessionUpdate: "plan", entries: [{ content: modelLoadText(event), priority: "high", status: event.state === "loaded" ? "completed" : event.state === "loading" ? "in_progress" : "pending" }] }];
+      // Reading a long prompt: the same one-entry plan, so the editor shows how far it got.
+      case "prompt_progress":
+        return [{ sessionUpdate: "plan", entries: [{ content: promptProgressText(event), priority: "high", status: event.processed >= event.total ? "completed" : "in_progress" }] }];
       // ACP has no update for the model's tool list: an editor that takes notices gets one
       // (docs/acp.md); prompts are commands (available_commands_update, re-sent by the turn).
       case "tools_changed":
@@ -118,6 +121,13 @@ export function modelLoadText(event: Extract<AgentEvent, { event: "model_load" }
     case "loaded":
       return `Loaded model ${event.model}`;
   }
+}
+
+/** "Reading the prompt: 45 % (4,500 of 10,000 tokens; 1,200 cached)". */
+export function promptProgressText(event: Extract<AgentEvent, { event: "prompt_progress" }>): string {
+  const percent = event.total === 0 ? 100 : Math.floor((event.processed / event.total) * 100);
+  const cached = event.cached > 0 ? `; ${event.cached.toLocaleString("en-US")} cached` : "";
+  return `Reading the prompt: ${percent} % (${event.processed.toLocaleString("en-US")} of ${event.total.toLocaleString("en-US")} tokens${cached})`;
 }
 
 export function statusOf(status: ToolStatus): ToolCallStatus {

@@ -16,6 +16,13 @@ export type AgentEvent =
   | { event: "run_start"; user_input: string; trace_id: string; session_id: string | null; agent: string }
   | { event: "memory_start"; snippets: number }
   | { event: "llm_start"; step: number }
+  /**
+   * How far the step's prompt has been read (sent only for prompts that take over a second: then at
+   * most every 0.5 s, at least every 2 s): `total` the prompt's tokens, `cached` reused from the KV
+   * cache, `processed` in the sequence so far (cached included, never decreasing); the last one
+   * before the step's first output has `processed == total`.
+   */
+  | { event: "prompt_progress"; step: number; processed: number; total: number; cached: number }
   | { event: "llm_chunk"; step: number; delta: string }
   | { event: "thinking_chunk"; step: number; delta: string }
   | { event: "llm_done"; step: number }

@@ -2,6 +2,7 @@ import type { ChatMessage, FinishReason, GenerateRequest, ToolCall, ToolSpec } f
 import type { Engine } from "../engine/engine.js";
 import type { EmitEvent } from "./events.js";
 import { extractTextToolCalls, type TextToolCall } from "./text-tool-calls.js";
+import { PromptProgressGate } from "./prompt-progress-gate.js";
 import { ThinkSplitter } from "./think-splitter.js";
 
 export interface ModelStepInput {
@@ -48,6 +49,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
       emit({ event: "llm_chunk", step, delta: part.text });
     }
   };
+  const progress = new PromptProgressGate(step, emit);
   const stream = input.engine.generate({
     messages: input.messages,
     ...(input.tools.length > 0 ? { tools: input.tools } : {}),
@@ -57,35 +59,42 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
     ...definedOnly(input.options ?? {}),
     signal: input.signal,
     onModelLoad: (load) => emit({ event: "model_load", step, ...load }),
+    onPromptProgress: progress.observe,
   });
   let finishReason: FinishReason = "stop";
   let stopSequence: string | undefined;
-  for await (const chunk of stream) {
-    switch (chunk.type) {
-      case "text":
-        onText(splitter.push(chunk.delta));
-        break;
-      case "reasoning":
-        emit({ event: "thinking_chunk", step, delta: chunk.delta });
-        break;
-      case "tool_call":
-        native.push(chunk.call);
-        break;
-      case "usage":
-        emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_input_tokens: chunk.cachedTokens }) });
-        break;
-      case "end":
-        finishReason = chunk.finishReason;
-        stopSequence = chunk.stopSequence;
-        break;
-      case "tool_call_start":
-      case "tool_call_delta":
-        break;
-      default: {
-        const unreachable: never = chunk;
-        throw new Error(`unknown engine chunk ${JSON.stringify(unreachable)}`);
+  try {
+    for await (const chunk of stream) {
+      // Any chunk means the prompt has been read.
+      progress.done();
+      switch (chunk.type) {
+        case "text":
+          onText(splitter.push(chunk.delta));
+          break;
+        case "reasoning":
+          emit({ event: "thinking_chunk", step, delta: chunk.delta });
+          break;
+        case "tool_call":
+          native.push(chunk.call);
+          break;
+        case "usage":
+          emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_input_tokens: chunk.cachedTokens }) });
+          break;
+        case "end":
+          finishReason = chunk.finishReason;
+          stopSequence = chunk.stopSequence;
+          break;
+        case "tool_call_start":
+        case "tool_call_delta":
+          break;
+        default: {
+          const unreachable: never = chunk;
+          throw new Error(`unknown engine chunk ${JSON.stringify(unreachable)}`);
+        }
       }
     }
+  } finally {
+    progress.close();
   }
   onText(splitter.flush());
   const ending = { finishReason, ...(stopSequence === undefined ? {} : { stopSequence }) };

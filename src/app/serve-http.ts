@@ -67,6 +67,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     maxBodyBytes: config.http.max_body_bytes,
     sessionQueue: config.http.session_queue,
     coalesceMs: config.http.coalesce_ms,
+    keepAliveMs: config.http.keepalive_s * 1000,
     responses: { dir: path.join(config.app.data_dir, "responses"), maxStored: config.http.responses.max_stored, maxBytes: config.http.responses.max_bytes, ttlMs: config.http.responses.ttl_s * 1000 },
     modelAliases: config.http.model_aliases,
     unknownModel: config.http.unknown_model,
@@ -136,7 +137,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
   return { ok: true, exitCode: 0 };
 }
 
-/** Tests shorten the keep-alive interval to see the comments without waiting 10 s. */
+/** Tests shorten the keep-alive interval below http.keepalive_s's floor (0.5 s). */
 function keepAliveOverride(env: Readonly<Record<string, string | undefined>>): Partial<HttpSettings> {
   const ms = Number(env.LOCAL_AI_HTTP_KEEPALIVE_MS);
   return Number.isInteger(ms) && ms > 0 ? { keepAliveMs: ms } : {};

@@ -225,6 +225,12 @@ export const httpSchema = z.strictObject({
   session_queue: z.boolean().default(false),
   /** Like stdio.coalesce_ms, for streamed chat completions (SSE chunks and opt-in events). */
   coalesce_ms: coalesceMs,
+  /**
+   * A stream quiet this long (a long prompt being read, a model loading, a slow tool) gets an event
+   * (Responses `response.in_progress`, Messages `ping`, chat completions an SSE comment): clients
+   * with an idle timeout (Codex CLI) count events, not comments.
+   */
+  keepalive_s: z.number().min(0.5).max(300).default(5),
   /** Stored responses of POST /v1/responses (<data_dir>/responses): the oldest go first past any bound. */
   responses: z
     .strictObject({

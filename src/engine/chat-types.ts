@@ -29,6 +29,16 @@ export type EngineChunk =
   /** `stopSequence`: which of the request's `stop` strings ended the text, where the engine knows it (embedded). */
   | { type: "end"; finishReason: FinishReason; stopSequence?: string };
 
+/**
+ * How far an engine got reading a step's prompt: `total` tokens in the prompt, `cached` of them
+ * reused from the KV cache, `processed` in the sequence so far (cached included; `total` once read).
+ */
+export interface PromptProgress {
+  processed: number;
+  total: number;
+  cached: number;
+}
+
 /** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */
 export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
 
@@ -84,5 +94,7 @@ export interface GenerateRequest {
   signal?: AbortSignal;
   /** Told why the request waits for its model (queued for memory, loading): the scheduler's `model_load`. */
   onModelLoad?: (event: ModelLoadEvent) => void;
+  /** Told how far the prompt has been read, as the engine reads it (embedded: after every chunk; llama-server: its `prompt_progress`). */
+  onPromptProgress?: (progress: PromptProgress) => void;
 }
 

@@ -60,10 +60,11 @@ export class PodEventMapper {
         return [{ event: "usage", data: { input_tokens: event.input_tokens, output_tokens: event.output_tokens } }];
       case "loop_abort":
         return [{ event: "error", data: { code: "internal", message: `the turn stopped early: ${event.reason === "max_steps" ? "the step limit (app.max_steps) was reached" : "too many invalid tool calls (app.max_parse_errors)"}`, reason: event.reason } }];
-      // The Pod vocabulary has no load event: the turn simply starts later.
+      // The Pod vocabulary has no load or prompt-reading event: the turn simply starts later.
       // Nor a tools event: the Pod's clients see calls, not the list the model is offered (or progress).
       // Pod turns cannot answer a server's question either: it is declined (docs/tools.md).
       case "model_load":
+      case "prompt_progress":
       case "tools_changed":
       case "tool_progress":
       case "elicitation_request":

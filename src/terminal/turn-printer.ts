@@ -30,12 +30,18 @@ export class TurnPrinter {
   /** Answer text written in the current step (a `final` with none prints the response itself). */
   private stepText = false;
   private anyText = false;
+  /** "reading the prompt 45 %" stands on the status line (a terminal), to be erased by what comes next. */
+  private promptShown = false;
 
   constructor(private readonly options: TurnPrinterOptions) {}
 
   print(event: AgentEvent): void {
     this.usage.observe(event);
     const { answers, ui, style } = this.options;
+    if (this.promptShown && event.event !== "prompt_progress") {
+      ui.eraseLine();
+      this.promptShown = false;
+    }
     switch (event.event) {
       case "run_start":
       case "memory_start":
@@ -123,6 +129,13 @@ export class TurnPrinter {
         answers.endLine();
         ui.line(style.dim(`${event.server} changed its tools: ${event.tools.length === 0 ? "none left" : event.tools.join(", ")}`));
         return;
+      // Only a terminal gets the status line (redrawn in place); a pipe gets answers, not progress.
+      case "prompt_progress":
+        if (!ui.isTTY || (!this.promptShown && !ui.atLineStart)) return;
+        if (this.promptShown) ui.eraseLine();
+        ui.write(style.dim(`reading the prompt ${Math.floor((event.processed / Math.max(1, event.total)) * 100)} %`), "reading the prompt");
+        this.promptShown = true;
+        return;
       case "model_load":
         if (event.state === "queued") ui.line(style.yellow(`waiting for memory to load ${event.model}${event.unloading ? ` (unloading ${event.unloading.join(", ")})` : " (the loaded models are busy)"}`));
         return;
@@ -139,6 +152,8 @@ export class TurnPrinter {
    */
   finish(): void {
     const { answers, ui } = this.options;
+    if (this.promptShown) ui.eraseLine();
+    this.promptShown = false;
     this.closeThinking();
     this.closeTool();
     if (answers !== ui && !this.anyText) answers.write("\n");

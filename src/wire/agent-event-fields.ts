@@ -13,6 +13,7 @@ export function toEventFields(event: AgentEvent): { name: string; fields: Record
     case "run_start":
     case "memory_start":
     case "llm_start":
+    case "prompt_progress":
     case "llm_chunk":
     case "thinking_chunk":
     case "llm_done":

@@ -15,6 +15,7 @@ export const agentEventSchemas = [
   z.strictObject({ event: z.literal("run_start"), user_input: z.string(), trace_id: z.string(), session_id: z.string().nullable(), agent: z.string() }),
   z.strictObject({ event: z.literal("memory_start"), snippets: count }),
   z.strictObject({ event: z.literal("llm_start"), step }),
+  z.strictObject({ event: z.literal("prompt_progress"), step, processed: count, total: count, cached: count }),
   z.strictObject({ event: z.literal("llm_chunk"), step, delta: z.string() }),
   z.strictObject({ event: z.literal("thinking_chunk"), step, delta: z.string() }),
   z.strictObject({ event: z.literal("llm_done"), step }),

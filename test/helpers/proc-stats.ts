@@ -25,3 +25,15 @@ export function readProcStats(pid: number): ProcStats {
 export const MiB = 1024 * 1024;
 
 export const mib = (bytes: number): string => (bytes / MiB).toFixed(1);
+
+/**
+ * CPU time (user + system, seconds) `pid` has used so far, from /proc/<pid>/stat, threads
+ * included; clock ticks are 100 a second on Linux. Throws when the process is gone.
+ */
+export function readCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 14 (utime) and 15 (stime) of proc(5), i.e. 11 and 12 after the name and state.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

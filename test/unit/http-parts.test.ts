@@ -16,6 +16,7 @@ const ALL_EVENTS: AgentEvent[] = [
   { event: "run_start", user_input: "u", trace_id: "t", session_id: "s", agent: "a" },
   { event: "memory_start", snippets: 1 },
   { event: "llm_start", step: 0 },
+  { event: "prompt_progress", step: 0, processed: 600, total: 1000, cached: 100 },
   { event: "llm_chunk", step: 0, delta: "d" },
   { event: "thinking_chunk", step: 0, delta: "r" },
   { event: "usage", step: 0, input_tokens: 3, output_tokens: 4 },
@@ -29,17 +30,32 @@ const ALL_EVENTS: AgentEvent[] = [
 describe("HTTP parts", () => {
   it("framesFor: default mode sends only role, content and reasoning chunks; events mode names every event", () => {
     const identity = { id: "x", created: 1, model: "a" };
-    const plain = { identity, events: false };
+    const plain = { identity, events: false, progress: null };
     const framesPlain = ALL_EVENTS.flatMap((e) => framesFor(e, plain));
     assert.equal(framesPlain.length, 3);
     assert.ok(framesPlain.every((f) => f.startsWith("data: {")));
     const reasoning = framesPlain.map((f) => JSON.parse(f.slice(6)) as { choices: Array<{ delta: Record<string, unknown> }> }).filter((c) => "reasoning_content" in (c.choices[0]?.delta ?? {}));
     assert.equal(reasoning.length, ALL_EVENTS.filter((e) => e.event === "thinking_chunk").length, "thinking goes to delta.reasoning_content, never content");
     assert.equal(identity.id, "chatcmpl-t");
-    const events = { identity, events: true };
+    const events = { identity, events: true, progress: null };
     const named = ALL_EVENTS.flatMap((e) => framesFor(e, events)).filter((f) => f.startsWith("event: "));
     assert.deepEqual(named.map((f) => f.slice(7, f.indexOf("\n"))), ALL_EVENTS.map((e) => e.event));
-    assert.equal(named[7], 'event: tool_start\ndata: {"step":0,"tool":"echo","args":{"m":1}}\n\n');
+    assert.equal(named[3], 'event: prompt_progress\ndata: {"step":0,"processed":600,"total":1000,"cached":100}\n\n');
+    assert.equal(named[8], 'event: tool_start\ndata: {"step":0,"tool":"echo","args":{"m":1}}\n\n');
+  });
+
+  it("framesFor: return_progress adds llama-server's prompt_progress chunk (empty choices) to the default stream", () => {
+    const identity = { id: "chatcmpl-p", created: 1, model: "a" };
+    const ctx = { identity, events: false, progress: { stepStartedAt: 0 } };
+    const frames = ALL_EVENTS.flatMap((e) => framesFor(e, ctx)).map((f) => JSON.parse(f.slice(6)) as Record<string, unknown>);
+    const progress = frames.filter((f) => "prompt_progress" in f);
+    assert.equal(progress.length, 1);
+    const chunk = progress[0] as { choices: unknown[]; object: string; prompt_progress: Record<string, number> };
+    assert.deepEqual(chunk.choices, []);
+    assert.equal(chunk.object, "chat.completion.chunk");
+    assert.deepEqual(Object.keys(chunk.prompt_progress), ["total", "cache", "processed", "time_ms"]);
+    assert.deepEqual([chunk.prompt_progress.total, chunk.prompt_progress.cache, chunk.prompt_progress.processed], [1000, 100, 600]);
+    assert.ok(Number.isInteger(chunk.prompt_progress.time_ms) && (chunk.prompt_progress.time_ms ?? -1) >= 0);
   });
 
   it("textChunkJson: byte for byte the serialisation of the chunk object, whatever the text", () => {

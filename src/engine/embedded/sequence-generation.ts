@@ -5,6 +5,7 @@ import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.
 import { toChatFunctions } from "../llama/to-chat-functions.js";
 import { toChatHistory, withOpenModelTurn } from "../llama/to-chat-history.js";
 import { promptTokensFor } from "../llama/prompt-tokens.js";
+import { prefillPrompt } from "./prompt-prefill.js";
 
 export interface SequenceGeneration {
   /** A sequence of the pool, lent to this generation (the conversation's KV state in it). */
@@ -35,8 +36,11 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
   const tools = grammar === null ? offeredTools(request) : [];
   // The prompt as LlamaChat renders it: the exact count for usage (the sequence's tokens after
   // generation lack the last generated token, which is never evaluated).
-  const rendered = promptTokensFor(sequence.model, chatWrapper, request, tools)?.length;
+  const promptTokens = promptTokensFor(sequence.model, chatWrapper, request, tools);
+  const rendered = promptTokens?.length;
   try {
+    // Read in chunks first: cancellable within one chunk, with progress; LlamaChat then finds it all in the sequence.
+    if (promptTokens !== undefined) await prefillPrompt(sequence, promptTokens, signal, request.onPromptProgress);
     const response = await chat.generateResponse(withOpenModelTurn(toChatHistory(request.messages)), {
       signal,
       maxTokens: request.maxTokens,
@@ -87,9 +91,9 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
     const chunks: EngineChunk[] = calls.map((call, index) => ({ type: "tool_call", index, call }));
     // Prompt tokens the sequence already held (a shared prefix) were not evaluated again.
     const held = Math.max(0, sequence.contextTokens.length - outputTokens);
-    const promptTokens = rendered ?? held;
+    const inputTokens = rendered ?? held;
     const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
-    chunks.push({ type: "usage", inputTokens: promptTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated) });
+    chunks.push({ type: "usage", inputTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated) });
     const stopSequence = stopSequenceOf(response.metadata, request.stop);
     chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length), ...(stopSequence === undefined ? {} : { stopSequence }) });
     return chunks;

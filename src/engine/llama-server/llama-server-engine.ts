@@ -240,6 +240,8 @@ export class LlamaServerEngine implements Engine {
       const extraBody = {
         cache_prompt: true,
         ...(slot === null ? {} : { id_slot: slot }),
+        // prompt_progress chunks while the prompt is read: the turn's prompt_progress events.
+        ...(request.onPromptProgress === undefined ? {} : { return_progress: true }),
         ...(request.topK === undefined ? {} : { top_k: request.topK }),
         // Templates with a thinking switch (Qwen 3, DeepSeek, GLM...) read it; others ignore it.
         ...(request.reasoningEffort === "none" || request.reasoningEffort === "minimal" ? { chat_template_kwargs: { enable_thinking: false } } : {}),

@@ -5,7 +5,7 @@ import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import type { EngineChunk, FinishReason, GenerateRequest } from "../chat-types.js";
+import type { EngineChunk, FinishReason, GenerateRequest, PromptProgress } from "../chat-types.js";
 import { toEngineError, type UpstreamContext } from "./openai-errors.js";
 import { UpstreamRequest } from "./upstream-request.js";
 import { buildChatBody } from "./openai-request.js";
@@ -60,6 +60,16 @@ function reasoningOf(delta: object): string {
   return typeof value === "string" ? value : "";
 }
 
+/** llama-server's `prompt_progress: {total, cache, processed, time_ms}` on a chunk, as our PromptProgress; null when absent or malformed. */
+function promptProgressOf(chunk: ChatCompletionChunk): PromptProgress | null {
+  const raw = (chunk as unknown as { prompt_progress?: unknown }).prompt_progress;
+  if (typeof raw !== "object" || raw === null) return null;
+  const { total, cache, processed } = raw as Record<string, unknown>;
+  if (typeof total !== "number" || typeof processed !== "number") return null;
+  const cached = typeof cache === "number" ? cache : 0;
+  return { total, cached, processed: Math.min(total, Math.max(processed, cached)) };
+}
+
 async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<EngineChunk, void, undefined> {
   const { client, model, request, logger } = options;
   const context: UpstreamContext = { baseUrl: client.baseURL, model };
@@ -88,6 +98,9 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
         // The SDK ends the iteration quietly on abort; we turn that into `cancelled` below.
         if (isAborted()) break;
         const out: EngineChunk[] = [];
+        // llama-server's `return_progress` chunks (no choices) while it reads the prompt.
+        const progress = promptProgressOf(chunk);
+        if (progress !== null) request.onPromptProgress?.(progress);
         // Only choice 0 is ours (we never ask for n > 1); the usage chunk has no choices at all.
         const choice = chunk.choices.find((c) => c.index === 0) ?? chunk.choices[0];
         if (choice !== undefined) {

@@ -22,6 +22,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelReso
       return streamTurn({
         start, identity, controller: work.controller, release: work.finish, logger: turn.log, degradationTier: tier,
         events: body.events === true || c.req.header("x-local-ai-events") === "1",
+        returnProgress: body.return_progress === true,
         includeUsage: body.stream_options?.include_usage === true,
         keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
         coalesceMs: deps.settings.coalesceMs ?? 0,

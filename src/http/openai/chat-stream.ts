@@ -12,6 +12,8 @@ export interface StreamTurnOptions {
   start: StartTurn;
   identity: CompletionIdentity;
   events: boolean;
+  /** `return_progress`: prompt_progress chunks while a long prompt is read. */
+  returnProgress: boolean;
   includeUsage: boolean;
   controller: AbortController;
   keepAliveMs: number;
@@ -31,7 +33,7 @@ export interface StreamTurnOptions {
  */
 export async function streamTurn(options: StreamTurnOptions): Promise<Response> {
   const { identity, controller, logger } = options;
-  const ctx: FrameContext = { identity, events: options.events };
+  const ctx: FrameContext = { identity, events: options.events, progress: options.returnProgress ? { stepStartedAt: performance.now() } : null };
   const frames = turnFrameStream(options, controller, logger);
   const { first: outcome, turn } = await startTurnStream(frames, {
     run: options.start,

@@ -152,6 +152,18 @@ export function toolCallChunks(identity: CompletionIdentity, calls: readonly Too
   return chunks;
 }
 
+/** `return_progress`: how far the prompt has been read, as llama-server streams it (a chunk with empty choices). */
+export function progressChunk(identity: CompletionIdentity, progress: { processed: number; total: number; cached: number }, timeMs: number): Record<string, unknown> {
+  return {
+    id: identity.id,
+    object: "chat.completion.chunk",
+    created: identity.created,
+    model: identity.model,
+    choices: [],
+    prompt_progress: { total: progress.total, cache: progress.cached, processed: progress.processed, time_ms: timeMs },
+  };
+}
+
 /** `stream_options.include_usage`: the extra last chunk with empty choices, as OpenAI sends it. */
 export function usageChunk(identity: CompletionIdentity, usage: Usage): Record<string, unknown> {
   return { id: identity.id, object: "chat.completion.chunk", created: identity.created, model: identity.model, choices: [], usage };

@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../../agent/events.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
 import { dataFrame, namedFrame } from "../sse/sse-frames.js";
-import { assignCompletionId, chunkObject, textChunkJson, type CompletionIdentity } from "./completion.js";
+import { assignCompletionId, chunkObject, progressChunk, textChunkJson, type CompletionIdentity } from "./completion.js";
 
 /** OpenAI's end of stream (chat and text completions; other dialects end otherwise). */
 export const DONE_FRAME = "data: [DONE]\n\n";
@@ -10,6 +10,8 @@ export interface FrameContext {
   identity: CompletionIdentity;
   /** true: the seed 001 stream (named AgentLoop events too); false: standard OpenAI chunks only. */
   events: boolean;
+  /** `return_progress`: when the current step started (performance.now()), for `prompt_progress.time_ms`; null: not asked. */
+  progress: { stepStartedAt: number } | null;
 }
 
 /**
@@ -27,6 +29,13 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
       return [...named, dataFrame(textChunkJson(ctx.identity, "content", event.delta))];
+    case "llm_start":
+      if (ctx.progress !== null) ctx.progress.stepStartedAt = performance.now();
+      return named;
+    // llama-server's `return_progress` form: a chunk without choices (clients that do not ask never see it).
+    case "prompt_progress":
+      if (ctx.progress === null) return named;
+      return [...named, dataFrame(progressChunk(ctx.identity, event, Math.round(performance.now() - ctx.progress.stepStartedAt)))];
     case "thinking_chunk":
       // The field llama-server, vLLM and DeepSeek use; clients that do not know it ignore it.
       return [...named, dataFrame(textChunkJson(ctx.identity, "reasoning_content", event.delta))];
@@ -34,7 +43,6 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     // bookkeeping have no standard chunk form: opt-in stream only.
     case "usage":
     case "memory_start":
-    case "llm_start":
     case "llm_done":
     case "tool_start":
     case "tool_progress":

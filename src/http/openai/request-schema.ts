@@ -68,6 +68,8 @@ export const chatRequestSchema = z
     /** Session mode, with resume: the answer to an MCP server's question the turn paused on (docs/tools.md). */
     elicitation: elicitationAnswerSchema.optional(),
     events: z.boolean().optional(),
+    /** llama-server's name: streamed chunks without choices carry `prompt_progress` while a long prompt is read. */
+    return_progress: z.boolean().optional(),
     /** Extension (as Ollama): seconds the model stays loaded once idle after this request; 0 = unload then, -1 = never. */
     keep_alive: z.number().int().min(-1).optional(),
     temperature: z.number().min(0).max(2).nullish(),

@@ -69,6 +69,14 @@ export class ResponseBuilder {
     this.emit("response.in_progress", { response: snapshot });
   }
 
+  /**
+   * A `response.in_progress` (the response as in `response.created`) for a quiet stream: a long
+   * prompt being read, a model loading. Returned, not sent: the stream's keep-alive sends it.
+   */
+  heartbeat(): ResponseEvent {
+    return { type: "response.in_progress", sequence_number: this.sequence++, response: this.snapshot("in_progress", []) };
+  }
+
   onAgentEvent(event: AgentEvent): void {
     switch (event.event) {
       case "run_start":

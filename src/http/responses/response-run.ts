@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
-import { namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
+import { KEEP_ALIVE_FRAME, namedFrame, SSE_HEADERS } from "../sse/sse-frames.js";
 import { firstStepOrMemoryWait, startTurnStream, turnFrameStream, type RunTurn } from "../sse/turn-stream.js";
 import { ResponseBuilder, type ResponseEvent } from "./response-builder.js";
 import type { ResponseIdentity, ResponseObject } from "./response-object.js";
@@ -99,9 +99,15 @@ async function runJson(options: RunResponseOptions): Promise<Response> {
 
 async function runStream(options: RunResponseOptions, settings: NonNullable<RunResponseOptions["stream"]>): Promise<Response> {
   const { controller, logger } = options;
-  const frames = turnFrameStream(settings, controller, logger);
+  // Codex CLI's idle timeout counts events, not comments: a quiet stream gets response.in_progress.
+  const heartbeat = { builder: null as ResponseBuilder | null };
+  const frames = turnFrameStream(settings, controller, logger, () => {
+    const event = heartbeat.builder?.heartbeat();
+    return event === undefined ? KEEP_ALIVE_FRAME : namedFrame(event.type, event);
+  });
   const send = (event: ResponseEvent): void => frames.push(namedFrame(event.type, event));
   const builder = newBuilder(options, send);
+  heartbeat.builder = builder;
   builder.start();
   // Either the first model step began, or the turn ended without one: the stream answers both.
   const { turn } = await startTurnStream(frames, {

@@ -2,8 +2,11 @@ import { KEEP_ALIVE_FRAME } from "./sse-frames.js";
 
 export interface FrameStreamOptions {
   keepAliveMs: number;
-  /** What is sent after `keepAliveMs` of silence (default: an SSE comment; the Messages API sends a `ping` event). */
-  keepAliveFrame?: string;
+  /**
+   * What is sent after `keepAliveMs` of silence (default: an SSE comment; the Messages API sends a
+   * `ping` event, the Responses API `response.in_progress`, made when it is sent).
+   */
+  keepAliveFrame?: string | (() => string);
   /** Frames queued but not yet taken by the socket; beyond this the client is too slow. */
   maxPendingBytes: number;
   /** The client went away (socket closed) or fell too far behind: cancel the turn. */
@@ -110,7 +113,8 @@ export class FrameStream {
     this.keepAlive = undefined;
     const quietMs = performance.now() - this.lastOutputAt;
     if (quietMs >= this.options.keepAliveMs) {
-      this.push(this.options.keepAliveFrame ?? KEEP_ALIVE_FRAME);
+      const frame = this.options.keepAliveFrame ?? KEEP_ALIVE_FRAME;
+      this.push(typeof frame === "string" ? frame : frame());
       this.armKeepAlive();
     } else {
       this.armKeepAlive(this.options.keepAliveMs - quietMs);

@@ -15,7 +15,7 @@ export interface TurnStreamSettings {
 }
 
 /** The SSE frame stream of one turn: a client that goes away (or reads too slowly) cancels the turn. */
-export function turnFrameStream(settings: TurnStreamSettings, controller: AbortController, logger: Logger, keepAliveFrame?: string): FrameStream {
+export function turnFrameStream(settings: TurnStreamSettings, controller: AbortController, logger: Logger, keepAliveFrame?: string | (() => string)): FrameStream {
   return new FrameStream({
     keepAliveMs: settings.keepAliveMs,
     ...(keepAliveFrame === undefined ? {} : { keepAliveFrame }),
