@@ -14,6 +14,7 @@ import { RuntimeError } from "../shared/runtime-error.js";
 export function createModelAccess(config: Config, engines: () => EngineRegistry, downloaded: () => DownloadedModels): ModelAccess {
   return {
     names: Object.keys(config.llama.models),
+    maxTokenizeTokens: config.llama.max_tokenize_tokens,
     engine: (name) => engines().get(name),
     describe: (name) => {
       const model = config.llama.models[name];

@@ -22,7 +22,7 @@ export function modelTokenizer(config: Config, engine: (name: string) => Promise
   return {
     tokenize: async (model, request) => {
       const found = await engineFor(model, "tokenize");
-      return (found.tokenize as NonNullable<Engine["tokenize"]>).call(found, request);
+      return (found.tokenize as NonNullable<Engine["tokenize"]>).call(found, { ...request, maxTokens: config.llama.max_tokenize_tokens });
     },
     detokenize: async (model, request) => {
       const found = await engineFor(model, "detokenize");

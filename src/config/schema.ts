@@ -119,6 +119,8 @@ export const llamaSchema = z.strictObject({
   idle_unload_s: positiveInt.nullable().default(null),
   /** Serve GGUFs in app.models_dir that no entry uses, by file name or pulled reference (docs/models.md); null = true for serve-http, false elsewhere. */
   serve_downloaded: z.boolean().nullable().default(null),
+  /** The most tokens one POST /tokenize or stdio `tokenize` may make; more is refused (400) as soon as it is reached. */
+  max_tokenize_tokens: positiveInt.default(256 * 1024),
 });
 
 export const agentSchema = z.strictObject({

@@ -8,6 +8,8 @@ export interface TokenizeRequest {
   parseSpecial?: boolean;
   /** Also return each token's text. */
   withPieces?: boolean;
+  /** More tokens than this is refused (invalid_request) as soon as it is reached: config llama.max_tokenize_tokens. */
+  maxTokens?: number;
   signal?: AbortSignal;
 }
 

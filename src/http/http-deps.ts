@@ -64,6 +64,8 @@ export interface ResponseStoreSettings {
 export interface ModelAccess {
   /** `llama.models` names, in config order. */
   names: readonly string[];
+  /** llama.max_tokenize_tokens: the most tokens one POST /tokenize may make (absent: no limit). */
+  maxTokenizeTokens?: number;
   /** The model's engine, created on first use; it loads or starts itself when asked to work. */
   engine(name: string): Promise<Engine>;
   /** Engine kind, context length and capabilities; loads nothing. */

@@ -2,6 +2,7 @@ import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import { abortError } from "../../shared/abort.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
+import { tokenizeSliced } from "../llama/sliced-tokenize.js";
 
 export interface EmbedderOptions {
   /** Longest input in tokens; the embedding context is this big. */
@@ -39,24 +40,26 @@ export class EmbeddedEmbedder {
         details: { param: "dimensions", openai_code: "unsupported_parameter" },
       });
     }
-    const inputs = request.input.map((input, index) => this.checkedInput(input, index));
+    const checked = request.input.map((input, index) => this.checkedInput(input, index));
     const context = await this.ensureContext();
-    const lengths = inputs.map((input, index) => {
-      const length = context.calculateInputLength(input);
-      if (length >= context.model.trainContextSize || length >= this.options.contextSize) {
-        throw new RuntimeError("invalid_request", `input[${index}] is ${length} tokens; model "${this.modelName}" embeds at most ${this.options.contextSize - 1}`, {
-          details: { param: "input" },
-        });
-      }
-      return length;
-    });
+    const most = Math.min(context.model.trainContextSize, this.options.contextSize) - 1;
+    const tooLong = (index: number, length: number, over: boolean): RuntimeError =>
+      new RuntimeError("invalid_request", `input[${index}] is ${over ? "more than " : ""}${length} tokens; model "${this.modelName}" embeds at most ${most}`, { details: { param: "input" } });
+    // Texts tokenized as getEmbeddingFor would (no special-token text), in slices that yield and
+    // stop past what the context holds: a multi-MiB input never holds the event loop.
+    const inputs: Token[][] = [];
+    for (const [index, input] of checked.entries()) {
+      const tokens = typeof input === "string" ? await tokenizeSliced(this.model, input, { specialTokens: false, maxTokens: most, overLimit: () => tooLong(index, most, true), signal }) : input;
+      if (tokens.length > most) throw tooLong(index, tokens.length, false);
+      inputs.push(tokens);
+    }
     const vectors: number[][] = [];
     for (const input of inputs) {
       if (signal?.aborted === true) throw new RuntimeError("cancelled", "Embedding cancelled", { cause: abortError(signal) });
       const embedding = await context.getEmbeddingFor(input);
       vectors.push(normalise(embedding.vector));
     }
-    return { vectors, promptTokens: lengths.reduce((sum, length) => sum + length, 0) };
+    return { vectors, promptTokens: inputs.reduce((sum, input) => sum + input.length, 0) };
   }
 
   /** Token ids outside the vocabulary would read past llama.cpp's embedding table: refused here. */

@@ -18,7 +18,8 @@ import { detokenizeWith, tokenizeWith } from "../llama/model-tokenizer.js";
 import type { RerankRequest, RerankResult } from "../rerank-types.js";
 import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "../tokenize-types.js";
 import type { LlamaRuntime } from "./llama-runtime.js";
-import { promptTokensFor } from "../llama/prompt-tokens.js";
+import { promptTokenCount, promptTokensFor } from "../llama/prompt-tokens.js";
+import { countTokensSliced } from "../llama/sliced-tokenize.js";
 import { SequencePool } from "./sequence-pool.js";
 import { offeredTools } from "./generation-options.js";
 import { generateOnSequence } from "./sequence-generation.js";
@@ -81,12 +82,12 @@ export class EmbeddedEngine implements Engine {
   async promptTokens(request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal): Promise<number | null> {
     const loaded = await this.ensureLoaded(signal ? { signal } : {});
     const full: GenerateRequest = { ...request, temperature: 0, maxTokens: 1 };
-    return promptTokensFor(loaded.model, loaded.chatWrapper, full, offeredTools(full))?.length ?? null;
+    return (await promptTokenCount(loaded.model, loaded.chatWrapper, full, offeredTools(full), signal)) ?? null;
   }
 
   async countTokens(text: string, signal?: AbortSignal): Promise<number> {
     const loaded = await this.ensureLoaded(signal ? { signal } : {});
-    return loaded.model.tokenize(text).length;
+    return countTokensSliced(loaded.model, text, { specialTokens: false, signal });
   }
 
   health(): EngineHealth {
@@ -118,7 +119,7 @@ export class EmbeddedEngine implements Engine {
 
   async tokenize(request: TokenizeRequest): Promise<TokenizeResult> {
     const loaded = await this.ensureLoaded(request.signal ? { signal: request.signal } : {});
-    return tokenizeWith(loaded.model, request);
+    return await tokenizeWith(loaded.model, request);
   }
 
   async detokenize(request: DetokenizeRequest): Promise<string> {

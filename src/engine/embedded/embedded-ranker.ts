@@ -2,6 +2,7 @@ import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
 import { abortError } from "../../shared/abort.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { RerankRequest, RerankResult } from "../rerank-types.js";
+import { tokenizeSliced } from "../llama/sliced-tokenize.js";
 
 export interface RankerOptions {
   contextSize: number;
@@ -32,12 +33,17 @@ export class EmbeddedRanker {
       });
     }
     const context = await this.ensureContext();
-    const query = this.model.tokenize(request.query);
+    // Tokenized in slices that yield, and no further than the context could hold: a multi-MiB
+    // query or document never holds the event loop.
+    const most = this.options.contextSize - 1;
+    const over = (param: string, what: string) => (): RuntimeError =>
+      new RuntimeError("invalid_request", `${what} is more than ${most} tokens; model "${this.modelName}" ranks at most ${most}`, { details: { param } });
+    const query = await tokenizeSliced(this.model, request.query, { specialTokens: false, maxTokens: most, overLimit: over("query", "query"), signal });
     const scores: number[] = [];
     let promptTokens = 0;
     for (const [index, document] of request.documents.entries()) {
       if (signal?.aborted === true) throw new RuntimeError("cancelled", "Rerank cancelled", { cause: abortError(signal) });
-      const tokens = this.model.tokenize(document);
+      const tokens = await tokenizeSliced(this.model, document, { specialTokens: false, maxTokens: most, overLimit: over("documents", `documents[${index}]`), signal });
       // Query, document and the separators: past the context, node-llama-cpp would throw mid-batch.
       const length = query.length + tokens.length + 4;
       if (length >= this.options.contextSize) {

@@ -1,6 +1,7 @@
 // POST /tokenize and /detokenize on the running llama-server: the model's own tokenizer.
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { TokenizeRequest, TokenizeResult } from "../tokenize-types.js";
+import { tooManyTokens } from "../tokenize-limit.js";
 import { callServer, errorMessageOf, type ServerEndpoint } from "./server-http.js";
 
 const TIMEOUT_MS = 30_000;
@@ -16,6 +17,8 @@ export async function serverTokenize(endpoint: ServerEndpoint, modelName: string
   });
   const tokens = (answer.body as { tokens?: unknown } | null)?.tokens;
   if (answer.status !== 200 || !Array.isArray(tokens)) throw refused(answer.status, answer.body, modelName, "/tokenize");
+  // The server tokenized it in its own process; the same limit as the embedded engine's keeps the answer's size bounded.
+  if (request.maxTokens !== undefined && tokens.length > request.maxTokens) throw tooManyTokens(request.maxTokens);
   if (request.withPieces !== true) return { tokens: tokens as number[] };
   const entries = tokens as Array<{ id: number; piece: Piece }>;
   // A piece that is not valid UTF-8 on its own comes back as its bytes.

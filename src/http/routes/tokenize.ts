@@ -40,6 +40,7 @@ export function registerTokenizeRoutes(app: Hono, deps: HttpDeps, resolver: Mode
         ...(body.add_special === undefined ? {} : { addSpecial: body.add_special }),
         ...(body.parse_special === undefined ? {} : { parseSpecial: body.parse_special }),
         withPieces: body.with_pieces === true,
+        ...(models.maxTokenizeTokens === undefined ? {} : { maxTokens: models.maxTokenizeTokens }),
         signal: abort.controller.signal,
       });
       const pieces = result.pieces;
