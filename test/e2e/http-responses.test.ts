@@ -154,10 +154,12 @@ describe("store, previous_response_id, retrieve, input_items, delete", () => {
       assert.ok(cached >= (inputs[turn] ?? 0) && cached < (inputs[turn + 1] ?? 0), `turn ${turn + 2}: cached ${cached} of ${inputs.join(",")}`);
     }
     const files = await storedFiles();
-    for (const response of [first, second, third]) assert.ok(files.includes(`${response.id}.json`), files.join(","));
+    // `<id>.<item key>.json`: the name carries the key of the response's item ids.
+    const fileOf = (id: string): string | undefined => files.find((file) => new RegExp(`^${id}\\.[0-9a-f]{24}\\.json$`).test(file));
+    for (const response of [first, second, third]) assert.ok(fileOf(response.id) !== undefined, files.join(","));
     const folder = path.join(server.dir, "data", "responses");
     assert.equal((await stat(folder)).mode & 0o777, 0o700);
-    assert.equal((await stat(path.join(folder, `${first.id}.json`))).mode & 0o777, 0o600);
+    assert.equal((await stat(path.join(folder, fileOf(first.id)!))).mode & 0o777, 0o600);
   });
 
 
@@ -184,7 +186,7 @@ describe("store, previous_response_id, retrieve, input_items, delete", () => {
     // Typed void by the SDK; the API's body (and ours) says what was deleted.
     const deleted: unknown = await client().responses.delete(created.id);
     assert.deepEqual(deleted, { id: created.id, object: "response", deleted: true });
-    assert.ok(!(await storedFiles()).includes(`${created.id}.json`));
+    assert.ok(!(await storedFiles()).some((file) => file.startsWith(`${created.id}.`)));
     await assert.rejects(client().responses.retrieve(created.id), (error: unknown) => error instanceof OpenAI.NotFoundError && error.param === "response_id");
     await assert.rejects(client().responses.create({ model: "assistant", input: "x", previous_response_id: created.id }), (error: unknown) => error instanceof OpenAI.NotFoundError && error.param === "previous_response_id");
     const gone = await fetch(`${server.base}/v1/responses/${created.id}`, { method: "DELETE" });

@@ -54,7 +54,10 @@ export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "faile
 /** The fields fixed when the request arrives: id, time, model, and the settings the API echoes. */
 export interface ResponseIdentity {
   id: string;
-  /** The random part of the id; output item ids carry it, so an item id names its response. */
+  /**
+   * The random key the response's item ids carry (item_reference finds the response by it): drawn
+   * apart from the id, so an item id that leaks does not name the response.
+   */
   key: string;
   created_at: number;
   model: string;
@@ -86,16 +89,16 @@ export interface ResponseObject extends Record<string, unknown> {
 
 export function newIdentity(model: string, request: ResponsesRequest, store: boolean): ResponseIdentity {
   const key = randomBytes(12).toString("hex");
-  return { id: `resp_${key}`, key, created_at: Math.floor(Date.now() / 1000), model, echo: echoedSettings(request, store) };
+  return { id: `resp_${randomBytes(12).toString("hex")}`, key, created_at: Math.floor(Date.now() / 1000), model, echo: echoedSettings(request, store) };
 }
 
 export type ItemPrefix = "msg" | "rs" | "fc" | "in" | "mcpl" | "mcp" | "mcpr";
 
-/** An output item's id: `<prefix>_<response key>_<n>` (item_reference finds its response by it). */
+/** An item's id: `<prefix>_<the response's item key>_<n>` (item_reference finds its response by it). */
 export const itemId = (identity: Pick<ResponseIdentity, "key">, prefix: ItemPrefix, n: number): string => `${prefix}_${identity.key}_${n}`;
 
-/** The response key in an item id made by itemId; null for ids this server did not make. */
-export function responseKeyOf(itemIdText: string): string | null {
+/** The item key in an item id made by itemId; null for ids this server did not make. */
+export function itemKeyOf(itemIdText: string): string | null {
   return /^(?:msg|rs|fc|in|mcpl|mcp|mcpr)_([0-9a-f]{24})_\d+$/.exec(itemIdText)?.[1] ?? null;
 }
 

@@ -16,13 +16,17 @@ export interface RecordParts {
   /** The turn paused at an MCP call awaiting approval. */
   pendingApproval: { id: string; call_id: string } | undefined;
   cacheKey: string;
+  /** The name of the key that asked for it: the one (with the operator) that may read it back. */
+  owner: string;
 }
 
 export function responseRecord(parts: RecordParts): StoredResponse {
   const text = outputText(parts.response.output);
   const answer: ChatMessage = parts.toolCalls.length > 0 ? { role: "assistant", content: text, tool_calls: [...parts.toolCalls] } : { role: "assistant", content: text };
   return {
-    version: 1,
+    version: 2,
+    owner: parts.owner,
+    item_key: parts.identity.key,
     response: parts.response,
     input_items: parts.inputItems.map(({ item }, n) => listedItem(item, item.id ?? itemId(parts.identity, "in", n))),
     context: [...parts.context, ...(parts.turnMessages ?? [answer])],

@@ -19,6 +19,8 @@ export interface RunResponseOptions {
   identity: ResponseIdentity;
   /** Set when the response is to be stored (`store` true). */
   store: ResponseStore | undefined;
+  /** The request's key name: the stored response is its (ResponseReader). */
+  owner: string;
   /** The conversation's KV cache key, kept in the record so that a continuation uses it too. */
   cacheKey: string;
   controller: AbortController;
@@ -153,7 +155,7 @@ async function complete(builder: ResponseBuilder, outcome: TurnOutcome, options:
     const approval = builder.approvalRequest();
     const pendingApproval = approval === null ? undefined : pendingCall(approval.id, outcome, [...turn.context, ...(outcome.turn_messages ?? [])]);
     await options.store.put(
-      responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, turnMessages: outcome.turn_messages, pendingApproval, cacheKey: options.cacheKey }),
+      responseRecord({ identity, response, inputItems: turn.inputItems, context: turn.context, toolCalls, turnMessages: outcome.turn_messages, pendingApproval, cacheKey: options.cacheKey, owner: options.owner }),
     );
   }
   builder.announce(response);

@@ -3,7 +3,8 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 import { HttpError } from "../http-error.js";
 import { toSamplingOverrides } from "../sampling-overrides.js";
 import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
-import { responseKeyOf } from "./response-object.js";
+import { itemKeyOf } from "./response-object.js";
+import type { ResponseReader } from "./response-reader.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
 import { unreadFieldWarnings, type McpApprovalResponseItem, type ResponsesRequest } from "./responses-schema.js";
 import { toClientToolSet, toolEntries, toToolChoice } from "./responses-tools.js";
@@ -30,6 +31,8 @@ export interface ResponseTurn {
 
 export interface ResolveOptions {
   store: ResponseStore | undefined;
+  /** Who asks: another key's stored responses and items are not there for it. */
+  reader: ResponseReader;
   /** The model takes image parts. */
   images: boolean;
   /** http.allow_request_mcp: `mcp` tools may name servers to connect to. */
@@ -45,12 +48,12 @@ export async function resolveResponseTurn(raw: unknown, request: ResponsesReques
   const warnings = unreadFieldWarnings(raw);
   let previous: StoredResponse | null = null;
   if (request.previous_response_id != null) {
-    previous = (await options.store?.get(request.previous_response_id)) ?? null;
+    previous = (await options.store?.get(request.previous_response_id, options.reader)) ?? null;
     if (previous === null) {
       throw new HttpError("not_found", `previous_response_id: no stored response with id ${JSON.stringify(request.previous_response_id.slice(0, 80))} (it was never stored, was deleted, or expired)`, "previous_response_id");
     }
   }
-  const inputItems = await parseInput(request.input, (id) => findItem(options.store, id));
+  const inputItems = await parseInput(request.input, (id) => findItem(options.store, id, options.reader));
   const entries = toolEntries(request, inputItems);
   // Refused before anything else is looked at: a disabled mcp tool must not connect anywhere.
   const mcpServers = requestMcpServers(entries, options.allowMcp);
@@ -118,11 +121,11 @@ function assertAnswerable(context: readonly ChatMessage[], resuming: boolean): v
   }
 }
 
-/** An item of a stored response by its id (output items name their response; see itemId). */
-async function findItem(store: ResponseStore | undefined, id: string): Promise<unknown> {
-  const key = responseKeyOf(id);
+/** An item of a stored response by its id (item ids carry their response's item key; see itemId). */
+async function findItem(store: ResponseStore | undefined, id: string, reader: ResponseReader): Promise<unknown> {
+  const key = itemKeyOf(id);
   if (store === undefined || key === null) return null;
-  const stored = await store.get(`resp_${key}`);
+  const stored = await store.getByItemKey(key, reader);
   if (stored === null) return null;
   return [...stored.response.output, ...stored.input_items].find((item) => item.id === id) ?? null;
 }

@@ -11,6 +11,7 @@ import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
 import { startRequestWork } from "../request-work.js";
 import { newIdentity } from "./response-object.js";
+import { responseReader } from "./response-reader.js";
 import type { ResponseStore } from "./response-store.js";
 import { runResponse } from "./response-run.js";
 import { resolveResponseTurn, type ResponseTurn } from "./response-turn.js";
@@ -30,7 +31,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const { agent, modelName, id: model, warnings, downloaded } = await resolveAgent(c, resolver, deps, request.model);
     const images = deps.models?.describe(modelName).capabilities.vision ?? false;
     const store = request.store === false ? undefined : responseStore;
-    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images, allowMcp: deps.mcpClient !== undefined });
+    const reader = responseReader(c);
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, reader, images, allowMcp: deps.mcpClient !== undefined });
     turn.warnings.unshift(...warnings);
     const mcp = requestMcpTools(turn, deps.mcpClient);
     const identity = { ...newIdentity(model, request, request.store !== false), requestId: requestRecord(c)?.id };
@@ -63,6 +65,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
       turn,
       identity,
       store,
+      owner: reader.key,
       cacheKey,
       controller: work.controller,
       release: work.finish,
@@ -83,7 +86,7 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const runner = scopedRunner(c, deps.runner());
     if (deps.models === undefined || runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts need the configured models", "model");
     // MCP servers are not connected to count tokens: their tools are not counted.
-    const turn = await resolveResponseTurn(raw, request, { store: responseStore, images: deps.models.describe(modelName).capabilities.vision, allowMcp: deps.mcpClient !== undefined });
+    const turn = await resolveResponseTurn(raw, request, { store: responseStore, reader: responseReader(c), images: deps.models.describe(modelName).capabilities.vision, allowMcp: deps.mcpClient !== undefined });
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
       // The prompt the turn's first step would evaluate: the agent's system prompt, the

@@ -1,7 +1,8 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { HttpError } from "../http-error.js";
 import { parseBody } from "../parse-body.js";
+import { responseReader } from "./response-reader.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
 
 const listQuery = z.object({
@@ -10,13 +11,16 @@ const listQuery = z.object({
   order: z.enum(["asc", "desc"]).default("desc"),
 });
 
-/** GET /v1/responses/{id}, GET /v1/responses/{id}/input_items, DELETE /v1/responses/{id}. */
+/**
+ * GET /v1/responses/{id}, GET /v1/responses/{id}/input_items, DELETE /v1/responses/{id}. Another
+ * key's response answers exactly as an unknown id (404, never 403): its existence is not told.
+ */
 export function registerStoredResponseRoutes(app: Hono, store: ResponseStore | undefined): void {
-  app.get("/v1/responses/:id", async (c) => c.json((await stored(store, c.req.param("id"))).response));
+  app.get("/v1/responses/:id", async (c) => c.json((await stored(store, c)).response));
 
   app.get("/v1/responses/:id/input_items", async (c) => {
     const query = parseBody(listQuery, c.req.query());
-    const record = await stored(store, c.req.param("id"));
+    const record = await stored(store, c);
     const items = query.order === "asc" ? record.input_items : [...record.input_items].reverse();
     let start = 0;
     if (query.after !== undefined) {
@@ -30,13 +34,14 @@ export function registerStoredResponseRoutes(app: Hono, store: ResponseStore | u
 
   app.delete("/v1/responses/:id", async (c) => {
     const id = c.req.param("id");
-    if (store === undefined || !(await store.delete(id))) throw notFound(id);
+    if (store === undefined || !(await store.delete(id, responseReader(c)))) throw notFound(id);
     return c.json({ id, object: "response", deleted: true });
   });
 }
 
-async function stored(store: ResponseStore | undefined, id: string): Promise<StoredResponse> {
-  const record = (await store?.get(id)) ?? null;
+async function stored(store: ResponseStore | undefined, c: Context): Promise<StoredResponse> {
+  const id = c.req.param("id") ?? "";
+  const record = (await store?.get(id, responseReader(c))) ?? null;
   if (record === null) throw notFound(id);
   return record;
 }
