@@ -5,12 +5,14 @@ import { createHttpApp } from "../http/app.js";
 import { resolveBearerToken } from "../http/bearer-token.js";
 import type { ApiKey } from "../http/keys/api-key.js";
 import { resolveApiKeys } from "../http/keys/resolve-keys.js";
-import type { HttpSettings } from "../http/http-deps.js";
+import type { HttpSettings, McpClientFactory } from "../http/http-deps.js";
 import { assertNoPortClash } from "../http/port-check.js";
 import { listenHttp } from "../http/serve.js";
+import type { Logger } from "../logging/create-logger.js";
 import { readPackageInfo } from "../shared/version.js";
 import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
 import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
+import { RemoteAddressPolicy } from "../tools/mcp/remote-address-policy.js";
 import { createModelAccess } from "./model-access.js";
 import { createRuntime, type Runtime } from "./runtime.js";
 import { startServerProcess } from "./server-process.js";
@@ -94,8 +96,8 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
     version: runtime.info.version,
     logger,
     shutdownSignal: shutdown.signal,
-    // The one MCP client (the config's servers use it too), for the servers a request names.
-    ...(config.http.allow_request_mcp ? { mcpClient: (servers: Record<string, McpRemoteServerConfig>) => new McpToolProvider(servers, { logger: logger.child({ component: "request-mcp" }), env: {}, startTimeoutMs: REQUEST_MCP_START_MS }) } : {}),
+    // The one MCP client (the config's servers use it too), for the servers a request names: untrusted ones.
+    ...(config.http.allow_request_mcp ? { mcpClient: requestMcpClient(config.http.request_mcp_allowed_hosts, logger) } : {}),
     ...(metrics ? { metrics: { recorder: metrics, exposition: () => metrics.exposition() } } : {}),
   });
   let server: Awaited<ReturnType<typeof listenHttp>>;
@@ -135,6 +137,16 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
   logger.info("serve-http stopped");
   await serving.finish();
   return { ok: true, exitCode: 0 };
+}
+
+/**
+ * The MCP client for the servers a request names: untrusted (only addresses the policy allows,
+ * Streamable HTTP only, failures in our words); one policy for every request.
+ */
+function requestMcpClient(allowedHosts: readonly string[], logger: Logger): McpClientFactory {
+  const untrusted = new RemoteAddressPolicy(allowedHosts);
+  const requestLogger = logger.child({ component: "request-mcp" });
+  return (servers: Record<string, McpRemoteServerConfig>) => new McpToolProvider(servers, { logger: requestLogger, env: {}, startTimeoutMs: REQUEST_MCP_START_MS, untrusted });
 }
 
 /** Tests shorten the keep-alive interval below http.keepalive_s's floor (0.5 s). */

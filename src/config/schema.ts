@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseByteSize } from "../shared/byte-size.js";
+import { parseAllowedHost } from "./allowed-host.js";
 import { LOG_LEVELS, type LogLevel } from "./log-levels.js";
 import { STDIO_DEFAULTS } from "./stdio-defaults.js";
 
@@ -250,6 +251,18 @@ export const httpSchema = z.strictObject({
    * Off by default: a client could make the server reach any address it can (docs/http-api.md).
    */
   allow_request_mcp: z.boolean().default(false),
+  /**
+   * Hosts an MCP server a request names may be on although their address is loopback, link-local
+   * or private (refused otherwise): `name`, `name:port`, an IP address, `[v6]:port` (docs/config.md).
+   */
+  request_mcp_allowed_hosts: z
+    .array(
+      z.string().superRefine((entry, ctx) => {
+        const parsed = parseAllowedHost(entry);
+        if (typeof parsed === "string") ctx.addIssue({ code: "custom", message: parsed });
+      }),
+    )
+    .default([]),
   /** GET /metrics (Prometheus text) and the request counters behind it; off by default (docs/operations.md). */
   metrics: z.boolean().default(false),
   /** GET /metrics without the bearer token (a scraper on a trusted network); default: behind it. */

@@ -9,6 +9,8 @@ import type { McpAuth } from "./mcp-auth.js";
 import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
 import { ReconnectBackoff } from "./reconnect-backoff.js";
+import type { RemoteAddressPolicy } from "./remote-address-policy.js";
+import { RemoteFailure, untrustedFailureText } from "./remote-failure.js";
 import { droppedMessage } from "./remote-drop.js";
 
 export type McpServerState = "idle" | "starting" | "ready" | "crashed" | "restarting" | "failed" | "closed";
@@ -27,6 +29,11 @@ export interface McpConnectionDeps {
   onPromptsChanged?: (connection: McpConnection) => void;
   /** How long a server's `elicitation/create` waits for an answer before it is declined (default 600 s). */
   elicitationTimeoutMs?: number;
+  /**
+   * A remote server a request named, not the operator: connected only to addresses the policy
+   * allows, and its failures are said in our words everywhere (results, status, logs above debug).
+   */
+  untrusted?: RemoteAddressPolicy;
 }
 
 /**
@@ -77,7 +84,7 @@ export class McpConnection {
       const session = await this.open();
       this.tools = await listAllTools(session, this.deps.startTimeoutMs, this.logger);
       if (this.isClosed()) return [];
-      if (session.closed) throw new Error(withStderr(`server "${this.server}" exited right after listing its tools`, session));
+      if (session.closed) throw new RemoteFailure(withStderr(`server "${this.server}" exited right after listing its tools`, session));
       this.session = session;
       this.state = "ready";
       this.listed = true;
@@ -86,10 +93,10 @@ export class McpConnection {
     } catch (error) {
       if (!this.isClosed()) {
         this.state = "failed";
-        this.lastError = errorText(error);
+        this.lastError = this.describe(error);
       }
       await this.closeAll();
-      throw error;
+      throw this.deps.untrusted === undefined ? error : new Error(this.describe(error));
     }
   }
 
@@ -163,7 +170,7 @@ export class McpConnection {
       this.deps.onToolsChanged?.(this);
     } catch (error) {
       // The old list stays: a call to a tool that is gone gets the server's own error.
-      this.logger.warn({ err: error }, "listing the MCP server's tools again failed; the previous list stays");
+      this.logger.warn({ err: this.loggable(error) }, "listing the MCP server's tools again failed; the previous list stays");
     }
   }
 
@@ -173,7 +180,7 @@ export class McpConnection {
   }
 
   logFailure(request: string, error: unknown): void {
-    this.logger.warn({ err: error, request }, "MCP server request failed");
+    this.logger.warn({ err: this.loggable(error), request }, "MCP server request failed");
   }
 
   /**
@@ -205,8 +212,20 @@ export class McpConnection {
       this.restartIfDown();
       return errorResult(this.lastError ?? `server "${this.server}" closed the connection`, true);
     }
-    if (this.state === "failed" || this.state === "restarting") return errorResult(errorText(error), true);
-    return errorResult(errorText(error), false);
+    if (this.state === "failed" || this.state === "restarting") return errorResult(this.describe(error), true);
+    return errorResult(this.describe(error), false);
+  }
+
+  /** A failure's text: the server's own words for a configured server, ours for an untrusted one. */
+  private describe(error: unknown): string {
+    return this.deps.untrusted === undefined ? errorText(error) : untrustedFailureText(error);
+  }
+
+  /** What a log above debug may carry of an error (an untrusted server's words stay out). */
+  private loggable(error: unknown): unknown {
+    if (this.deps.untrusted === undefined) return error;
+    this.logger.debug({ err: error }, "untrusted MCP server failure");
+    return new Error(this.describe(error));
   }
 
   private async ready(signal: AbortSignal | undefined): Promise<McpSession> {
@@ -252,8 +271,8 @@ export class McpConnection {
         if (remote) this.backoff.failed();
         if (!this.isClosed()) {
           this.state = "failed";
-          this.lastError = errorText(error);
-          this.logger.warn({ err: error }, "MCP server restart failed");
+          this.lastError = this.describe(error);
+          this.logger.warn({ err: this.loggable(error) }, "MCP server restart failed");
         }
         throw error;
       },
@@ -278,6 +297,7 @@ export class McpConnection {
         authProvider: isRemoteServer(this.config) ? this.deps.auth?.providerFor(this.server, this.config) : undefined,
         onListChanged: (session, list) => this.onListChanged(session, list),
         onElicit: (request, signal) => this.askers.ask(request, signal),
+        untrusted: this.deps.untrusted,
       },
       (session) => this.sessions.add(session),
     );

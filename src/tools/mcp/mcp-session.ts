@@ -9,6 +9,8 @@ import { killTree } from "../../shared/process/kill-tree.js";
 import { hostProcessPlatform, type ProcessPlatform } from "../../shared/process/process-platform.js";
 import { ensureExited } from "../../shared/process/terminate.js";
 import { isRemoteServer, type McpRemoteServerConfig, type McpServerSpec } from "./mcp-server-spec.js";
+import type { RemoteAddressPolicy } from "./remote-address-policy.js";
+import { RemoteFailure, untrustedFailureText } from "./remote-failure.js";
 import { mcpServerEnv } from "./server-env.js";
 import type { ElicitationAnswer } from "../tool-types.js";
 import { StderrTail } from "./stderr-lines.js";
@@ -48,6 +50,8 @@ export interface OpenSessionOptions {
   onListChanged?: (session: McpSession, list: McpListKind) => void;
   /** A form-mode `elicitation/create`; without it the client declares no elicitation capability. */
   onElicit?: (request: { message: string; requestedSchema: Record<string, unknown> }, signal: AbortSignal) => Promise<ElicitationAnswer>;
+  /** A remote server a request named: checked addresses, Streamable HTTP only, failures in our words (RemoteTransport). */
+  untrusted?: RemoteAddressPolicy | undefined;
 }
 
 /** The lists a server may announce changes of. */
@@ -105,6 +109,14 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
     const { isLoginRequired } = await import("./login-required.js");
     // The login message stands alone: it says what to do.
     if (isLoginRequired(error)) throw error;
+    if (options.untrusted !== undefined) {
+      // The SDK's error may quote the server (its body, its message): it stays out of the error,
+      // and so out of the logs above debug and out of what the client is told.
+      logger.debug({ err: error }, "untrusted MCP server failed to start");
+      // A server never reached ends the connection first (the SDK then says only "Connection closed").
+      const dropped = "dropReason" in transport && typeof transport.dropReason === "string" ? transport.dropReason : undefined;
+      throw new RemoteFailure(`server "${server}" failed to start: ${dropped ?? untrustedFailureText(error)}`);
+    }
     throw new Error(withStderr(`server "${server}" failed to start: ${errorText(error)}`, session), { cause: error });
   }
 }
@@ -127,7 +139,13 @@ async function stdioTransport(config: McpServerConfig, env: Readonly<Record<stri
 
 async function remoteTransport(config: McpRemoteServerConfig, options: OpenSessionOptions): Promise<Transport> {
   const { RemoteTransport } = await import("./remote-transport.js");
-  return new RemoteTransport({ config, logger: options.logger, timeoutMs: options.startTimeoutMs, ...(options.authProvider ? { authProvider: options.authProvider } : {}) });
+  return new RemoteTransport({
+    config,
+    logger: options.logger,
+    timeoutMs: options.startTimeoutMs,
+    ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    ...(options.untrusted === undefined ? {} : { untrusted: options.untrusted }),
+  });
 }
 
 /** The child's pid for a stdio transport; remote transports have none. */

@@ -12,6 +12,7 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 import { getPrompt, listPrompts, listResources, readResource } from "./mcp-catalog.js";
 import { McpConnection, type McpServerState } from "./mcp-connection.js";
 import type { McpServerSpec } from "./mcp-server-spec.js";
+import type { RemoteAddressPolicy } from "./remote-address-policy.js";
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 
@@ -30,6 +31,12 @@ export interface McpToolProviderDeps {
   auth?: McpAuth;
   /** `mcp.elicitation_timeout_s` in ms (default 600 s). */
   elicitationTimeoutMs?: number;
+  /**
+   * The servers are untrusted: remote ones a request named (a Responses `mcp` tool), not the
+   * operator. They connect only where the policy allows, over Streamable HTTP only, and their
+   * failures are reported in our words, never the server's (McpConnectionDeps.untrusted).
+   */
+  untrusted?: RemoteAddressPolicy;
 }
 
 export interface McpServerStatus {
@@ -83,6 +90,7 @@ export class McpToolProvider implements ToolProvider {
             for (const listener of this.promptListeners) listener();
           },
           ...(deps.elicitationTimeoutMs === undefined ? {} : { elicitationTimeoutMs: deps.elicitationTimeoutMs }),
+          ...(deps.untrusted === undefined ? {} : { untrusted: deps.untrusted }),
         }),
     );
   }

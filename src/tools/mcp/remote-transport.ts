@@ -5,6 +5,9 @@ import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import type { McpRemoteServerConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
+import { pinnedFetch } from "./pinned-fetch.js";
+import type { RemoteAddressPolicy } from "./remote-address-policy.js";
+import { jsonRpcErrorWords, requestFailure } from "./remote-failure.js";
 
 export interface RemoteTransportOptions {
   config: McpRemoteServerConfig;
@@ -13,13 +16,21 @@ export interface RemoteTransportOptions {
   authProvider?: OAuthClientProvider;
   /** Bound on re-initializing a session the server forgot. */
   timeoutMs: number;
+  /**
+   * A server someone other than the operator named (a request's `mcp` tool): every request goes
+   * to an address the policy checked, Streamable HTTP only (no HTTP+SSE fallback: its GET would
+   * read whatever the URL serves), and what the server answers on failure is never passed on:
+   * failures and JSON-RPC errors are reported in our words (remote-failure.ts).
+   */
+  untrusted?: RemoteAddressPolicy;
 }
 
 /**
  * The SDK's Streamable HTTP (or HTTP+SSE) client transport, with what a long-lived connection to
  * a remote server needs on top (docs/tools.md):
  * - a server that answers the first Streamable HTTP request with a 4xx other than 401/403 is tried
- *   again with the legacy HTTP+SSE transport (the SDK's documented backwards compatibility);
+ *   again with the legacy HTTP+SSE transport (the SDK's documented backwards compatibility),
+ *   except an untrusted one (see `untrusted`);
  * - a session the server no longer knows (404, or 400 naming the session: it restarted) is
  *   initialized again with the same initialize request and the message resent, once: the server
  *   never ran it, so nothing runs twice;
@@ -46,7 +57,7 @@ export class RemoteTransport implements Transport {
   private readonly waiting = new Set<string | number>();
 
   constructor(private readonly options: RemoteTransportOptions) {
-    this.kind = options.config.transport;
+    this.kind = options.untrusted === undefined ? options.config.transport : "http";
     this.current = this.attach(this.create(this.kind));
   }
 
@@ -69,6 +80,15 @@ export class RemoteTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.options.untrusted === undefined) return this.sendOnce(message, options);
+    try {
+      await this.sendOnce(message, options);
+    } catch (error) {
+      throw requestFailure(error);
+    }
+  }
+
+  private async sendOnce(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if ("method" in message && message.method === "initialize" && "id" in message) this.initializeRequest = message;
     if ("method" in message && "id" in message) this.waiting.add(message.id);
     const used = this.current;
@@ -76,7 +96,7 @@ export class RemoteTransport implements Transport {
       await used.send(message, options);
       this.established = true;
     } catch (error) {
-      if (!this.established && this.kind === "http" && isFallbackStatus(error)) {
+      if (!this.established && this.kind === "http" && this.options.untrusted === undefined && isFallbackStatus(error)) {
         await this.fallBackToSse(error as StreamableHTTPError);
         await this.current.send(message, options);
         this.established = true;
@@ -87,7 +107,7 @@ export class RemoteTransport implements Transport {
         await this.current.send(message, options);
         return;
       }
-      if (isUnreachable(error)) this.drop(`${NOT_REACHED.has(causeText(error)) ? "server unreachable" : "connection lost"}: ${causeText(error)}`);
+      if (isUnreachable(error)) this.drop(this.options.untrusted === undefined ? `${NOT_REACHED.has(causeText(error)) ? "server unreachable" : "connection lost"}: ${causeText(error)}` : requestFailure(error).message);
       throw error;
     }
   }
@@ -98,15 +118,15 @@ export class RemoteTransport implements Transport {
   }
 
   private create(kind: "http" | "sse"): Transport {
-    const { config, authProvider } = this.options;
-    const shared = { requestInit: { headers: config.headers }, ...(authProvider === undefined ? {} : { authProvider }) };
+    const { config, authProvider, untrusted } = this.options;
+    const shared = { requestInit: { headers: config.headers }, ...(authProvider === undefined ? {} : { authProvider }), ...(untrusted === undefined ? {} : { fetch: pinnedFetch(untrusted) }) };
     return kind === "sse" ? new SSEClientTransport(new URL(config.url), shared) : new StreamableHTTPClientTransport(new URL(config.url), shared);
   }
 
   private attach(transport: Transport): Transport {
     transport.onmessage = (message, extra) => {
       if (!("method" in message) && "id" in message && message.id !== undefined) this.waiting.delete(message.id);
-      this.onmessage?.(message, extra);
+      this.onmessage?.(this.passable(message), extra);
     };
     transport.onerror = (error) => {
       this.onerror?.(error);
@@ -152,11 +172,11 @@ export class RemoteTransport implements Transport {
       next.onmessage = (message, extra) => {
         if ("id" in message && message.id === id) {
           clearTimeout(timer);
-          if ("error" in message) reject(new Error(`the server refused a new initialize: ${message.error.message}`));
+          if ("error" in message) reject(new Error(`the server refused a new initialize: ${this.options.untrusted === undefined ? message.error.message : jsonRpcErrorWords(message.error.code)}`));
           else resolve();
           return;
         }
-        this.onmessage?.(message, extra);
+        this.onmessage?.(this.passable(message), extra);
       };
     });
     next.onerror = (error) => this.onerror?.(error);
@@ -167,6 +187,12 @@ export class RemoteTransport implements Transport {
     await next.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     this.retire(this.current);
     this.current = this.attach(next);
+  }
+
+  /** An untrusted server's JSON-RPC error answer says its code only (its message and data are its own words). */
+  private passable<T extends JSONRPCMessage>(message: T): T {
+    if (this.options.untrusted === undefined || !("error" in message)) return message;
+    return { ...message, error: { code: message.error.code, message: jsonRpcErrorWords(message.error.code) } };
   }
 
   private drop(reason: string): void {
