@@ -24,8 +24,9 @@ export function resolveInWorkspace(cwd: string, given: string, param: PathParam 
  * The same rule after symlinks: `absolute` resolved component by component as the editor's
  * open() would (every link followed, its target checked even when the target does not exist yet,
  * so a dangling `dl -> /elsewhere/new.txt` or `dldir -> /elsewhere/dir` is caught) must land
- * inside the real cwd. Where the files are not on this machine (a remote editor) there is nothing
- * to resolve and the lexical check stands.
+ * inside the real cwd, and an existing regular file there must have one link only (a hard link
+ * can reach a file anywhere on the same file system). Where the files are not on this machine (a
+ * remote editor) there is nothing to resolve and the lexical check stands.
  */
 export async function assertRealInside(cwd: string, absolute: string, given: string, param: PathParam = "path"): Promise<void> {
   const realCwd = await realpath(cwd).catch(() => null);
@@ -33,6 +34,15 @@ export async function assertRealInside(cwd: string, absolute: string, given: str
   const resolved = await resolvePhysical(absolute);
   if (resolved === null) throw new RuntimeError("invalid_params", `${param} ${quoted(given)} cannot be resolved: more than ${MAX_LINK_HOPS} symbolic links (a loop)`, { details: { param } });
   if (!isInside(realCwd, resolved)) throw outside(given, cwd, param);
+  // A hard link is a second name for the same file, with nothing on it saying where the other
+  // names are: a workspace file linked to one outside would let the editor read or overwrite it.
+  const info = await lstat(resolved).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT" || error.code === "ENOTDIR") return null;
+    throw error;
+  });
+  if (info?.isFile() === true && info.nlink > 1) {
+    throw new RuntimeError("invalid_params", `${param} ${quoted(given)} is a file with ${info.nlink} hard links (more than one link): its other names may lie outside the session's working directory ${cwd}, so it is not read or written`, { details: { param, links: info.nlink } });
+  }
 }
 
 /**

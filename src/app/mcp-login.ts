@@ -37,20 +37,21 @@ export async function mcpLogin(options: McpLoginOptions): Promise<{ file: string
   }
   if (!isRemoteServer(entry)) throw new RuntimeError("invalid_params", `MCP server "${server}" runs over stdio: only remote (url) servers log in`);
   const store = new McpAuthFiles(config.app.data_dir);
-  const callback = await listenForCallback(options.port ?? (await registeredPort(store, server, entry.url)));
+  const callback = await listenForCallback(options.port ?? (await registeredPort(store, server, entry.url)), options.logger);
   try {
     const auth = new McpAuth({ store, logger: options.logger, login: { redirectUrl: callback.redirectUrl, onAuthorizationUrl: options.showUrl } });
     const provider = auth.providerFor(server, entry);
     if (provider === undefined) throw new RuntimeError("invalid_params", `MCP server "${server}" sets its own Authorization header: it needs no login`);
+    // The state proves a redirect answers this login, not one someone else started: the callback
+    // server ignores any other (anyone on this machine can reach its port) and keeps waiting.
+    callback.expectState(provider.state());
     // A registration made for another redirect port would be refused by the authorization server.
     const registered = await registeredPort(store, server, entry.url);
     await provider.invalidateCredentials(registered === callback.port ? "tokens" : "all");
     const { auth: runAuth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     const first = await runAuth(provider, { serverUrl: entry.url });
     if (first === "REDIRECT") {
-      const { code, state } = await callback.wait(options.signal === undefined ? AbortSignal.timeout(options.timeoutMs) : AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]));
-      // The state proves the redirect answers this login, not one someone else started.
-      if (state !== provider.state()) throw new RuntimeError("invalid_request", "the redirect's state does not match this login; start it again");
+      const { code } = await callback.wait(options.signal === undefined ? AbortSignal.timeout(options.timeoutMs) : AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]));
       const second = await runAuth(provider, { serverUrl: entry.url, authorizationCode: code });
       if (second !== "AUTHORIZED") throw new RuntimeError("invalid_request", "the authorization server did not issue tokens");
     }
@@ -70,11 +71,11 @@ async function registeredPort(store: McpAuthFiles, server: string, url: string):
 }
 
 /** The wanted port, or any free one when it is taken (the registration is then made again). */
-async function listenForCallback(port: number): Promise<OAuthCallbackServer> {
+async function listenForCallback(port: number, logger: Logger): Promise<OAuthCallbackServer> {
   try {
-    return await OAuthCallbackServer.listen(port);
+    return await OAuthCallbackServer.listen(port, logger);
   } catch (error) {
     if (port === 0) throw error;
-    return OAuthCallbackServer.listen(0);
+    return OAuthCallbackServer.listen(0, logger);
   }
 }

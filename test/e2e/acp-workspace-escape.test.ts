@@ -4,7 +4,7 @@
 // that would be refused is refused before the user is asked to approve it (issue 27, items 3, 5).
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, realpath, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, mkdtemp, readdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -30,7 +30,7 @@ async function workspaceWithOutside(): Promise<{ ws: string; outside: string }> 
 }
 
 /** An editor on a scripted model; the session is opened in `ws` with fs and terminal advertised. */
-async function editorSession(steps: UpstreamStep[], ws: string): Promise<{ editor: AcpEditor; upstream: AgentUpstream; sessionId: string }> {
+async function editorSession(steps: UpstreamStep[], ws: string, buffers: Record<string, string> = {}): Promise<{ editor: AcpEditor; upstream: AgentUpstream; sessionId: string }> {
   const upstream = await startAgentUpstream(steps);
   upstreams.push(upstream);
   const { dir, configPath } = await tempConfig(openaiModelYaml(upstream.baseUrl));
@@ -40,6 +40,7 @@ async function editorSession(steps: UpstreamStep[], ws: string): Promise<{ edito
   // Every question is allowed: only the agent's own check stands between the model and the disk.
   editor.permissionPolicy = () => choose("allow_once");
   editor.writeThrough = true;
+  for (const [file, content] of Object.entries(buffers)) editor.buffers.set(path.join(ws, file), content);
   const response = await editor.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
   assert.equal(response.stopReason, "end_turn");
   return { editor, upstream, sessionId };
@@ -87,6 +88,43 @@ describe("ACP: symlinks do not lead the editor's tools out of the workspace", ()
     assert.deepEqual(editor.permissions.map((p) => p.request.toolCall.toolCallId), ["ok"]);
     assert.deepEqual((await readdir(outside)).sort(), ["secret.txt"], "nothing was created outside the workspace");
     assert.equal(existsSync(path.join(ws, "sub", "later.txt")), true, "the inside link was followed by the editor");
+    await finish(editor);
+  });
+});
+
+describe("ACP: a hard-linked file is neither read nor written (issue 33, item 4)", () => {
+  it("refuses a read and a write of a hard link to a file outside, and of a file with two names inside, without asking", async () => {
+    const { ws, outside } = await workspaceWithOutside();
+    await link(path.join(outside, "secret.txt"), path.join(ws, "hl"));
+    await writeFile(path.join(ws, "a.txt"), "mine");
+    await link(path.join(ws, "a.txt"), path.join(ws, "b.txt"));
+    await writeFile(path.join(ws, "plain.txt"), "plain");
+    const { editor, upstream, sessionId } = await editorSession(
+      [
+        call("r1", "read_text_file", { path: "hl" }),
+        call("w1", "write_text_file", { path: "hl", content: "pwned" }),
+        call("r2", "read_text_file", { path: "a.txt" }),
+        call("w2", "write_text_file", { path: "b.txt", content: "changed" }),
+        call("ok", "read_text_file", { path: "plain.txt" }),
+        { text: ["done"] },
+      ],
+      ws,
+      // The editor answers reads from the files as they are on disk.
+      { hl: "secret", "a.txt": "mine", "b.txt": "mine", "plain.txt": "plain" },
+    );
+    const refusal = (given: string): string =>
+      `Error (error): path ${JSON.stringify(given)} is a file with 2 hard links (more than one link): its other names may lie outside the session's working directory ${ws}, so it is not read or written`;
+    for (const [id, given] of [["r1", "hl"], ["w1", "hl"], ["r2", "a.txt"], ["w2", "b.txt"]] as const) {
+      assert.equal(toolResultSent(upstream, id), refusal(given), id);
+      assert.deepEqual(statusTrail(toolUpdates(editor, sessionId, id)), ["tool_call:failed"], id);
+    }
+    assert.deepEqual(editor.permissions, [], "no permission question for a hard-linked file");
+    assert.deepEqual(editor.writes, []);
+    assert.deepEqual(editor.reads.map((read) => read.path), [path.join(ws, "plain.txt")], "only the file with one link reached the editor");
+    assert.equal(toolResultSent(upstream, "ok"), "plain");
+    assert.equal(await readFile(path.join(outside, "secret.txt"), "utf8"), "secret", "the outside file is unchanged");
+    assert.equal(await readFile(path.join(ws, "a.txt"), "utf8"), "mine");
+    assert.equal(editor.text(sessionId), "done");
     await finish(editor);
   });
 });

@@ -182,6 +182,39 @@ describe("scoped API keys: the Anthropic client", () => {
   });
 });
 
+describe("scoped API keys: a Bearer and an x-api-key together (issue 33)", () => {
+  const send = (path: string, headers: Record<string, string>, body?: unknown): Promise<Response> =>
+    fetch(`${server.base}${path}`, body === undefined ? { headers } : { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const ids = async (response: Response): Promise<string[]> => ((await response.json()) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+
+  it("a wrong Bearer is 401 whatever x-api-key says; a valid Bearer with another x-api-key goes by the Bearer's key; x-api-key alone still works", async () => {
+    const wrong = await send("/v1/models", { authorization: "Bearer not-a-key", "x-api-key": ADMIN });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.headers.get("www-authenticate"), 'Bearer realm="local-ai"');
+    assert.equal(((await wrong.json()) as { error: { message: string } }).error.message, "Incorrect bearer token");
+    const wrongMessages = await send("/v1/messages", { authorization: "Bearer not-a-key", "x-api-key": CLAUDE }, { model: "small", max_tokens: 16, messages: hello });
+    assert.equal(wrongMessages.status, 401);
+    await wrongMessages.body?.cancel();
+
+    // Claude Code with a global ANTHROPIC_API_KEY: its x-api-key is some other key, the Bearer is this server's.
+    const limited = await send("/v1/models", { authorization: `Bearer ${LIMITED}`, "x-api-key": ADMIN });
+    assert.equal(limited.status, 200);
+    assert.deepEqual(await ids(limited), ["small"], "the Bearer's scope, not the admin key's");
+    const notAKey = await send("/v1/models", { authorization: `Bearer ${ADMIN}`, "x-api-key": "sk-ant-someone-elses" });
+    assert.deepEqual(await ids(notAKey), ["small", "big"]);
+    const forbidden = await send("/v1/messages", { authorization: `Bearer ${LIMITED}`, "x-api-key": CLAUDE }, { model: "small", max_tokens: 16, messages: hello });
+    assert.equal(forbidden.status, 403);
+    assert.equal(((await forbidden.json()) as { error: { message: string } }).error.message, 'API key "limited" may not use the endpoint POST /v1/messages');
+
+    const alone = await send("/v1/models", { "x-api-key": CLAUDE });
+    assert.equal(alone.status, 200);
+    assert.deepEqual(await ids(alone), ["small"]);
+    const unknownAlone = await send("/v1/models", { "x-api-key": "not-a-key" });
+    assert.equal(unknownAlone.status, 401);
+    await unknownAlone.body?.cancel();
+  });
+});
+
 describe("scoped API keys: requests_per_minute", () => {
   it("the third request within a minute is 429 with Retry-After, in the OpenAI and the Messages shape", async () => {
     await openai(METERED).models.list();

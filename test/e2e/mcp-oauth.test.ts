@@ -143,3 +143,38 @@ describe("OAuth for a remote MCP server", { timeout: 180_000 }, () => {
     assert.match(again.stdout, /No stored login for secure/);
   });
 });
+
+describe("OAuth login: a redirect with the wrong state (issue 33)", { timeout: 120_000 }, () => {
+  it("is answered 400 and ignored; the login keeps waiting and completes with its own redirect", async () => {
+    const oauth = new TestOAuthProvider(3600);
+    const server = await startMcpHttpServer({ oauth });
+    servers.push(server);
+    const upstream = await startAgentUpstream([]);
+    upstreams.push(upstream);
+    const { dir, configPath } = await tempConfig(`${openaiModelYaml(upstream.baseUrl)}mcp:\n  servers:\n    secure:\n      url: ${server.url}\n`);
+    const login = new CliProcess(["mcp", "login", "secure", "--config", configPath], { cwd: dir });
+    const printed = await login.waitFor((m) => m.type === "__not_json__" && String(m.line).startsWith("http://127.0.0.1:"), 60_000);
+    const authorizationUrl = new URL(String(printed.line));
+    const callback = new URL(authorizationUrl.searchParams.get("redirect_uri") ?? "");
+    assert.equal(callback.hostname, "127.0.0.1");
+
+    // Anyone on this machine can reach the port: a forged code, an error, a redirect without state.
+    for (const query of ["code=forged&state=not-this-login", "error=access_denied&state=not-this-login", "code=forged"]) {
+      const forged = await fetch(`${callback.href}?${query}`);
+      assert.equal(forged.status, 400, query);
+      assert.equal(await forged.text(), "<p>This redirect does not belong to the login in progress (its state does not match); it was ignored.</p>");
+    }
+
+    // The login still waits: its own redirect, after those, logs it in.
+    const authorize = await fetch(authorizationUrl, { redirect: "manual" });
+    const redirect = new URL(authorize.headers.get("location") ?? "");
+    assert.equal(redirect.searchParams.get("state"), authorizationUrl.searchParams.get("state"));
+    assert.equal((await fetch(redirect)).status, 200);
+    const { code } = await login.exited;
+    assert.equal(code, 0, login.stderr);
+    assert.match(login.stdout, /Logged in to secure; tokens saved in /);
+    assert.equal(oauth.codeExchanges, 1, "the forged code was never exchanged");
+    const ignored = login.stderr.split("\n").filter((line) => line.includes("ignored a redirect whose state does not match the login in progress"));
+    assert.equal(ignored.length, 3, login.stderr);
+  });
+});

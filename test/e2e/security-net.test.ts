@@ -29,6 +29,8 @@ const GiB = 1024 * MiB;
 const RSS_BOUND_MIB = 400;
 /** "Within seconds", with room for a shared 2-core machine; today's main runs past it (killed at 90 s). */
 const ANSWER_BOUND_MS = 30_000;
+/** Peak RSS of a header at the element and byte bounds (measured 233-236 / 236-264 / 294-311 MiB for models, plan, chat). */
+const AT_BOUNDS_RSS_MIB = 380;
 const TOKEN = "hf_secret_27";
 
 /** The bomb's header: GGUF v3, no tensors, one key whose value is an array of 2^62 strings. */
@@ -125,7 +127,7 @@ describe("security: network and model files (issue 27, items 1, 2, 4, 7; built C
     bounded(listed, "models --json", t);
     const entry = (JSON.parse(listed.stdout) as Catalog).models.find((model) => model.path === bomb);
     assert.equal(entry?.status, "unreadable");
-    assert.match(entry?.problem ?? "", /bomb\.gguf is not a valid GGUF: a declares 4611686018427387904 array elements, past the 64 MiB header bound/);
+    assert.match(entry?.problem ?? "", /bomb\.gguf is not a valid GGUF: a declares 4611686018427387904 array elements \(at most 1048576 in one array\)/);
 
     const plan = await run(["plan", "--json"], cwd);
     bounded(plan, "plan", t);
@@ -145,6 +147,54 @@ describe("security: network and model files (issue 27, items 1, 2, 4, 7; built C
     const check = (JSON.parse(doctor.stdout) as { checks: Array<{ id: string; status: string; finding: string; data?: { reason?: string } }> }).checks.find((item) => item.id === "model.default");
     assert.equal(check?.status, "fail");
     assert.equal(check?.data?.reason, "invalid_gguf");
+  });
+
+  it("2: a header within the old 64 MiB but past the element bounds (one byte array of 62.9 M elements) is refused in seconds; a header at the bounds stays near 200-300 MiB (issue 33)", async (t) => {
+    const u32 = (value: number): Buffer => Buffer.from(new Uint32Array([value]).buffer);
+    const u64 = (value: number): Buffer => {
+      const buffer = Buffer.alloc(8);
+      buffer.writeBigUInt64LE(BigInt(value));
+      return buffer;
+    };
+    const key = (name: string): Buffer => Buffer.concat([u64(name.length), Buffer.from(name)]);
+    const commands: Array<[string, string[], string | undefined]> = [["models --json", ["models", "--json"], undefined], ["plan", ["plan", "--json"], undefined], ["chat", ["chat"], "hello\n"]];
+    const modelDir = async (name: string, header: Buffer, size: number): Promise<{ cwd: string; file: string }> => {
+      const cwd = await folder(name);
+      await mkdir(path.join(cwd, "models"));
+      const file = path.join(cwd, "models", `${name}.gguf`);
+      await writeFile(file, header);
+      await truncate(file, size);
+      await writeFile(path.join(cwd, "config.yaml"), configYaml({ app: { data_dir: "./data", models_dir: "./models" }, llama: { models: { default: localModel(file) } }, agents: { assistant: { temperature: 0 } } }));
+      return { cwd, file };
+    };
+
+    // 60 MiB: one uint8 array of 62,914,560 elements (zeros), n_kv = 1; it cost 1.16-1.25 GB and 18-52 s.
+    const over = await modelDir("elements", Buffer.concat([Buffer.from("GGUF"), u32(3), u64(0), u64(1), key("a"), u32(9), u32(0), u64(62_914_560)]), 60 * MiB + 64);
+    for (const [what, args, input] of commands) {
+      const result = await run(args, over.cwd, {}, input);
+      bounded(result, `${what} (62.9 M elements)`, t);
+      const said = what === "models --json" ? ((JSON.parse(result.stdout) as Catalog).models.find((model) => model.path === over.file)?.problem ?? "") : what === "plan" ? result.stdout : result.stderr;
+      assert.match(said, /elements\.gguf is not a valid GGUF: a declares 62914560 array elements \(at most 1048576 in one array\)/, what);
+    }
+
+    // At the bounds: 1,572,864 strings of 7 bytes in two arrays (1,048,576 + 524,288), 22.5 MiB, the
+    // costliest header found that passes (a real 201 k-token vocabulary with 446 k merges: ~190 MiB).
+    const strings = (name: string, count: number): Buffer => {
+      const one = Buffer.concat([u64(7), Buffer.from("abcdefg")]);
+      const values = Buffer.alloc(one.length * count).fill(one);
+      // Distinct ASCII strings, as a vocabulary's are.
+      for (let index = 0; index < count; index += 1) values.write(index.toString(36).padStart(7, "0"), index * one.length + 8, "latin1");
+      return Buffer.concat([key(name), u32(9), u32(8), u64(count), values]);
+    };
+    const header = Buffer.concat([Buffer.from("GGUF"), u32(3), u64(0), u64(2), strings("tokens", 1_048_576), strings("merges", 524_288)]);
+    const atBounds = await modelDir("at-bounds", header, header.length + 64);
+    for (const [what, args, input] of commands) {
+      const result = await run(args, atBounds.cwd, {}, input);
+      assert.ok(result.peakMiB !== null, `${what}: no peak RSS reported ${result.stderr}`);
+      t.diagnostic(`${what} (at the bounds, ${(header.length / MiB).toFixed(1)} MiB): peak RSS ${result.peakMiB.toFixed(0)} MiB, ${result.ms} ms`);
+      assert.ok(result.peakMiB < AT_BOUNDS_RSS_MIB, `${what}: peak RSS ${result.peakMiB.toFixed(0)} MiB at the bounds`);
+      assert.doesNotMatch(result.stdout + result.stderr, /not a valid GGUF/, `${what}: a header within the bounds passes the check`);
+    }
   });
 
   it("2: the bomb under the llama-server engine: chat refuses it before llama-server reads it", { skip: findLlamaServerBinary() === null ? LLAMA_SERVER_MISSING_MESSAGE : false }, async (t) => {

@@ -65,12 +65,47 @@ describe("checkGgufBounds", () => {
     assert.match(await problemOf(Buffer.concat([Buffer.from("GGUF"), u32(7)])), /version 7/);
   });
 
-  it("refuses a header whose total passes 64 MiB though each part is within it", async () => {
-    // Two byte arrays of 40 MiB each: each fits the bound alone, not both.
-    const big = (key: string): Buffer => Buffer.concat([str(key), u32(9), u32(0), u64(40n * 1024n * 1024n)]);
-    const first = big("a");
-    const bytes = Buffer.concat([head(0n, 2n), first, Buffer.alloc(40 * 1024 * 1024), big("b")]);
-    assert.match(await problemOf(bytes), /b declares 41943040 array elements/);
+  it("refuses a header whose total passes the header bound though each part is within it", async () => {
+    // Two strings of 14 MiB each: each fits the 24 MiB bound alone, not both.
+    const big = (key: string): Buffer => Buffer.concat([str(key), u32(8), u64(14n * 1024n * 1024n)]);
+    const bytes = Buffer.concat([head(0n, 2n), big("a"), Buffer.alloc(14 * 1024 * 1024), big("b")]);
+    assert.match(await problemOf(bytes), /the value of b declares 14680064 bytes, past the 24 MiB header bound/);
+  });
+
+  it("refuses an array of more elements than one array may hold, and arrays past the total, before reading them (issue 33)", async () => {
+    const bytes = (key: string, count: number): Buffer => Buffer.concat([str(key), u32(9), u32(0), u64(BigInt(count))]);
+    // One element more than an array may hold: refused at its count (nothing of it read).
+    const over = Buffer.concat([head(0n, 1n), bytes("k", GGUF_BOUNDS.arrayElements + 1)]);
+    const src = source(over);
+    await assert.rejects(checkGgufBounds(src, "x.gguf"), (error: RuntimeError) => error.details?.problem === `k declares ${GGUF_BOUNDS.arrayElements + 1} array elements (at most 1048576 in one array)`);
+    assert.ok(src.asked <= 1024 * 1024, `read ${src.asked} bytes`);
+    // The 60 MB header of one byte array of 62.9 M elements (1.2 GB in node-llama-cpp's reader before).
+    assert.equal(await problemOf(Buffer.concat([head(0n, 1n), bytes("a", 62_914_560)])), "a declares 62914560 array elements (at most 1048576 in one array)");
+    // Each within the per-array bound, together past the total; nested arrays count too.
+    const first = Buffer.concat([bytes("a", GGUF_BOUNDS.arrayElements), Buffer.alloc(GGUF_BOUNDS.arrayElements, 1)]);
+    assert.equal(await problemOf(Buffer.concat([head(0n, 2n), first, bytes("b", 600_000)])), "b declares 600000 array elements, 1648576 in all (at most 1572864 in all arrays)");
+    // 1,048,576 + the outer 2 + 524,286: exactly the total; one more element is past it.
+    const nested = Buffer.concat([str("n"), u32(9), u32(9), u64(2n), u32(0), u64(524_286n), Buffer.alloc(524_286, 1), u32(0), u64(1n)]);
+    assert.equal(await problemOf(Buffer.concat([head(0n, 2n), first, nested])), "n declares 1 array elements, 1572865 in all (at most 1572864 in all arrays)");
+  });
+
+  it("passes arrays exactly at the bounds (a vocabulary of 262,144 strings, merges of 446,189, 1,572,864 elements in all)", async () => {
+    const strings = (key: string, count: number): Buffer => {
+      const one = Buffer.concat([u64(2n), Buffer.from("ab")]);
+      return Buffer.concat([str(key), u32(9), u32(8), u64(BigInt(count)), Buffer.alloc(one.length * count).fill(one)]);
+    };
+    const numbers = (key: string, count: number): Buffer => Buffer.concat([str(key), u32(9), u32(6), u64(BigInt(count)), Buffer.alloc(4 * count)]);
+    const rest = GGUF_BOUNDS.totalArrayElements - 262_144 * 3 - 446_189;
+    const bytes = Buffer.concat([
+      head(0n, 5n),
+      strings("tokenizer.ggml.tokens", 262_144),
+      numbers("tokenizer.ggml.scores", 262_144),
+      numbers("tokenizer.ggml.token_type", 262_144),
+      strings("tokenizer.ggml.merges", 446_189),
+      numbers("other", rest),
+    ]);
+    const layout = await checkGgufBounds(source(bytes), "x.gguf");
+    assert.equal(layout.headerBytes, bytes.length);
   });
 
   it("a header that ends early is GgufHeaderEnded (the caller's to report)", async () => {

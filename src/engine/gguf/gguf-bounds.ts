@@ -4,16 +4,24 @@ import { tensorDataBytes } from "./ggml-type-sizes.js";
 /**
  * Bounds on a GGUF header (metadata and tensor table), checked before node-llama-cpp's reader sees
  * the file. Its reader trusts the counts: an array that claims 2^62 strings makes it read (a local
- * file, or ranged GETs of a remote one) and allocate until the process dies. Real headers are a
- * few MiB (a 250k-token vocabulary is ~6 MiB); 64 MiB leaves a wide margin.
+ * file, or ranged GETs of a remote one) and allocate until the process dies. Within the bytes it
+ * still builds a JS value per array element (25-120 bytes each, a string the most), so elements
+ * are bounded too: a 60 MB header of one byte array of 62.9 M elements cost 1.2 GB. The bounds are
+ * what real models need with room to spare: the largest vocabularies are ~262 k tokens (Gemma 3:
+ * tokens, scores and token types of 262,144 each), the largest merges ~446 k (gpt-oss, 201 k
+ * tokens), ~850 k elements in all; their headers are ~12-14 MiB at most.
  */
 export const GGUF_BOUNDS = {
   /** Metadata and tensor table together, from byte 0 to the end of the tensor table. */
-  headerBytes: 64 * 1024 * 1024,
+  headerBytes: 24 * 1024 * 1024,
   /** Metadata keys (real models: a few dozen). */
   metadataKeys: 65_536,
-  /** Tensors in one file (real models: a few thousand). */
-  tensors: 1_048_576,
+  /** Tensors in one file (real models: a few thousand; each costs an object in the reader). */
+  tensors: 65_536,
+  /** Elements of one array (real models: ~446 k merges, ~262 k tokens). */
+  arrayElements: 1_048_576,
+  /** Elements of all arrays together, nested ones included (real models: ~850 k). */
+  totalArrayElements: 1_572_864,
   /** Arrays inside arrays (GGUF allows it; llama.cpp writes none). */
   arrayDepth: 2,
   /** ggml's GGML_MAX_DIMS. */
@@ -134,6 +142,11 @@ async function readValue(cursor: Cursor, type: number, key: string, depth: numbe
   if (depth >= GGUF_BOUNDS.arrayDepth) return fail(`${key} nests arrays deeper than ${GGUF_BOUNDS.arrayDepth}`);
   const itemType = await cursor.u32();
   const count = await cursor.u64();
+  if (count > BigInt(GGUF_BOUNDS.arrayElements)) return fail(`${key} declares ${count} array elements (at most ${GGUF_BOUNDS.arrayElements} in one array)`);
+  cursor.arrayElements += Number(count);
+  if (cursor.arrayElements > GGUF_BOUNDS.totalArrayElements) {
+    return fail(`${key} declares ${count} array elements, ${cursor.arrayElements} in all (at most ${GGUF_BOUNDS.totalArrayElements} in all arrays)`);
+  }
   // The smallest an element can be: its fixed size, a string's 8-byte length, an array's 12-byte head.
   const least = FIXED_SIZES.get(itemType) ?? (itemType === STRING_TYPE ? 8 : itemType === ARRAY_TYPE ? 12 : undefined);
   if (least === undefined) return fail(`${key} is an array of value type ${itemType}, which GGUF does not define`);
@@ -165,6 +178,8 @@ async function readValue(cursor: Cursor, type: number, key: string, depth: numbe
 /** Sequential reads over the source, buffered in chunks, never past the header bound. */
 class Cursor {
   position = 0;
+  /** Array elements declared so far (GGUF_BOUNDS.totalArrayElements). */
+  arrayElements = 0;
   private buffer = Buffer.alloc(0);
   /** Bytes of `buffer` holding data (it grows by doubling). */
   private filled = 0;

@@ -45,7 +45,26 @@ export class KeyRing {
 
   /** The key of an `Authorization: Bearer <token>` header, if any. */
   fromAuthorization(header: string | undefined): ApiKey | null {
-    const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
-    return match?.[1] === undefined ? null : this.find(match[1].trim());
+    const token = bearerToken(header);
+    return token === null ? null : this.find(token);
   }
+
+  /**
+   * The key a request presents, in a fixed precedence: a Bearer token decides alone (a wrong one
+   * is no key whatever `x-api-key` says, so two credentials never widen each other); `x-api-key`
+   * counts only without one. Claude Code sends both when a user's global ANTHROPIC_API_KEY rides
+   * along with the token meant for this server: the Bearer is the one meant.
+   */
+  fromHeaders(authorization: string | undefined, apiKey: string | undefined): ApiKey | null {
+    const token = bearerToken(authorization);
+    if (token !== null) return this.find(token);
+    const key = apiKey?.trim() ?? "";
+    return key === "" ? null : this.find(key);
+  }
+}
+
+/** The token of an `Authorization: Bearer <token>` header; null when there is none. */
+export function bearerToken(header: string | undefined): string | null {
+  const token = /^Bearer\s+(.+)$/i.exec(header ?? "")?.[1]?.trim();
+  return token === undefined || token === "" ? null : token;
 }

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { HttpError } from "../http-error.js";
 import { NO_KEY_NAME, type ApiKey } from "../keys/api-key.js";
 import { KeyLimiter } from "../keys/key-limiter.js";
-import type { KeyRing } from "../keys/key-ring.js";
+import { bearerToken, type KeyRing } from "../keys/key-ring.js";
 import { KeyScope } from "../keys/key-scope.js";
 import { releaseWithBody } from "../keys/release-with-body.js";
 import { setRequestKey } from "../request-key.js";
@@ -19,7 +19,7 @@ interface KeyState {
 
 /**
  * /v1/*: which key sent the request (`Authorization: Bearer <token>`, or `x-api-key: <token>` as
- * Anthropic clients send it), whether it may call this endpoint, and its limits (429 with
+ * Anthropic clients send it; with both, the Bearer decides), whether it may call this endpoint, and its limits (429 with
  * Retry-After). The key's name and scope go on the context (request-key.ts) for the routes (the
  * model and tool checks) and for logs and metrics. A null ring: no auth, every request is "none".
  * A held concurrency slot is given back when the response has ended, a stream included.
@@ -58,12 +58,13 @@ export function keyAuth(ring: KeyRing | null, keys: readonly ApiKey[], logger: L
   };
 }
 
+/** With both headers the Bearer decides (KeyRing.fromHeaders, docs/operations.md). */
 function authenticate(c: Context, ring: KeyRing): ApiKey {
   const header = c.req.header("authorization");
   const apiKey = c.req.header("x-api-key");
-  const key = ring.fromAuthorization(header) ?? (apiKey === undefined ? null : ring.find(apiKey.trim()));
+  const key = ring.fromHeaders(header, apiKey);
   if (key !== null) return key;
   c.header("WWW-Authenticate", 'Bearer realm="local-ai"');
-  const sent = /^Bearer\s+\S/i.test(header ?? "") || (apiKey ?? "").trim() !== "";
+  const sent = bearerToken(header) !== null || (apiKey ?? "").trim() !== "";
   throw new HttpError("unauthorized", sent ? "Incorrect bearer token" : "Missing bearer token: send Authorization: Bearer <token> (or x-api-key: <token>)");
 }
