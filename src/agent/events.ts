@@ -34,8 +34,11 @@ export type AgentEvent =
   /** A running tool reported progress (MCP `notifications/progress`); `total` and `message` when the tool gave them. */
   | { event: "tool_progress"; step: number; tool: string; progress: number; total?: number; message?: string; call_id?: string }
   | { event: "tool_done"; step: number; tool: string; status: ToolStatus; preview: string; retryable: boolean; ms: number; call_id?: string; output?: string }
-  /** `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache). */
-  | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number }
+  /**
+   * `cached_input_tokens` only where the engine knows it (prompt tokens served from the KV cache);
+   * `prompt_ms`: how long the engine took to read the step's prompt, where it says (embedded, llama-server).
+   */
+  | { event: "usage"; step: number; input_tokens: number; output_tokens: number; cached_input_tokens?: number; prompt_ms?: number }
   /** `finish_reason`: why the last step ended (`length`: max_tokens; `content_filter`: the upstream refused); not on the seed 000 wires. */
   | { event: "final"; step: number; response: string; finish_reason?: FinalFinishReason }
   | { event: "loop_abort"; step: number; reason: LoopAbortReason }

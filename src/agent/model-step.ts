@@ -78,7 +78,7 @@ export async function runModelStep(input: ModelStepInput): Promise<ModelStepOutp
           native.push(chunk.call);
           break;
         case "usage":
-          emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_input_tokens: chunk.cachedTokens }) });
+          emit({ event: "usage", step, input_tokens: chunk.inputTokens, output_tokens: chunk.outputTokens, ...(chunk.cachedTokens === undefined ? {} : { cached_input_tokens: chunk.cachedTokens }), ...(chunk.promptMs === undefined ? {} : { prompt_ms: chunk.promptMs }) });
           break;
         case "end":
           finishReason = chunk.finishReason;

@@ -24,6 +24,8 @@ export interface TurnUsage {
   output_tokens: number;
   /** No engine reports reasoning tokens separately today: null. */
   reasoning_tokens: number | null;
+  /** Time the engines took to read the steps' prompts (ms, summed); null where no engine said. */
+  prompt_ms: number | null;
 }
 
 export interface PendingApproval {
@@ -68,6 +70,7 @@ export class TurnTally {
   private inputTokens = 0;
   private outputTokens = 0;
   private cached: number | null = null;
+  private promptMs: number | null = null;
   private thinking = "";
 
   /** `emit` that also counts: the front door's sink still gets every event. */
@@ -77,6 +80,7 @@ export class TurnTally {
         this.inputTokens += event.input_tokens;
         this.outputTokens += event.output_tokens;
         if (event.cached_input_tokens !== undefined) this.cached = (this.cached ?? 0) + event.cached_input_tokens;
+        if (event.prompt_ms !== undefined) this.promptMs = (this.promptMs ?? 0) + event.prompt_ms;
       } else if (event.event === "thinking_chunk") {
         this.thinking += event.delta;
       }
@@ -85,7 +89,7 @@ export class TurnTally {
   }
 
   get usage(): TurnUsage {
-    return { input_tokens: this.inputTokens, cached_input_tokens: this.cached, output_tokens: this.outputTokens, reasoning_tokens: null };
+    return { input_tokens: this.inputTokens, cached_input_tokens: this.cached, output_tokens: this.outputTokens, reasoning_tokens: null, prompt_ms: this.promptMs };
   }
 
   get reasoning(): string {

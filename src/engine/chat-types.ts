@@ -24,8 +24,11 @@ export type EngineChunk =
   | { type: "tool_call_delta"; index: number; delta: string }
   /** The complete call, after its last delta. */
   | { type: "tool_call"; index: number; call: ToolCall }
-  /** `cachedTokens`: prompt tokens served from the KV cache instead of evaluated, where the engine knows it. */
-  | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number }
+  /**
+   * `cachedTokens`: prompt tokens served from the KV cache instead of evaluated, where the engine
+   * knows it; `promptMs`: how long reading the prompt took (until the first generated token).
+   */
+  | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number; promptMs?: number }
   /** `stopSequence`: which of the request's `stop` strings ended the text, where the engine knows it (embedded). */
   | { type: "end"; finishReason: FinishReason; stopSequence?: string };
 

@@ -30,7 +30,7 @@ export const agentEventSchemas = [
     retryable: z.boolean(),
     ms: z.number().nonnegative(),
   }),
-  z.strictObject({ event: z.literal("usage"), step, input_tokens: count, output_tokens: count, cached_input_tokens: count.optional() }),
+  z.strictObject({ event: z.literal("usage"), step, input_tokens: count, output_tokens: count, cached_input_tokens: count.optional(), prompt_ms: count.optional() }),
   z.strictObject({ event: z.literal("final"), step, response: z.string() }),
   z.strictObject({ event: z.literal("loop_abort"), step, reason: z.enum(["max_steps", "parse_errors"]) }),
   z.strictObject({

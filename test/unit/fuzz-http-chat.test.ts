@@ -136,7 +136,7 @@ function expectMappedOr4xx(run: () => void): void {
 
 const OK_OUTCOME: TurnOutcome = {
   finish_reason: "stop", response: "ok", reasoning: "", trace_id: "t", warnings: [], session_id: null,
-  usage: { input_tokens: 0, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null },
+  usage: { input_tokens: 0, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null, prompt_ms: null },
 };
 
 class EchoRunner implements TurnRunner {

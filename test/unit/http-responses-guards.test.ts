@@ -15,7 +15,7 @@ class CountingRunner implements TurnRunner {
   }
   runStateless(request: StatelessTurnRequest): Promise<TurnOutcome> {
     this.turns.push(request);
-    return Promise.resolve({ finish_reason: "stop", response: "", reasoning: "", usage: { input_tokens: 1, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null }, session_id: null, trace_id: "t", warnings: [] });
+    return Promise.resolve({ finish_reason: "stop", response: "", reasoning: "", usage: { input_tokens: 1, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null, prompt_ms: null }, session_id: null, trace_id: "t", warnings: [] });
   }
 }
 

@@ -18,19 +18,19 @@ describe("the turn outcome of SessionRunner.runTurn and runStateless", () => {
     const { result } = await h.turn({ session_id: "l", input: "x" });
     assert.deepEqual(result, {
       finish_reason: "length", response: "Hel", reasoning: "hmm", session_id: "l", trace_id: result.trace_id, warnings: [],
-      usage: { input_tokens: 12, cached_input_tokens: 4, output_tokens: 3, reasoning_tokens: null },
+      usage: { input_tokens: 12, cached_input_tokens: 4, output_tokens: 3, reasoning_tokens: null, prompt_ms: null },
     });
     const stateless = await h.runner.runStateless({ messages: [{ role: "user", content: "x" }] }, { signal: signal(), emit: () => undefined });
     assert.equal(stateless.finish_reason, "length");
     assert.equal(stateless.session_id, null);
-    assert.deepEqual(stateless.usage, { input_tokens: 12, cached_input_tokens: 4, output_tokens: 3, reasoning_tokens: null });
+    assert.deepEqual(stateless.usage, { input_tokens: 12, cached_input_tokens: 4, output_tokens: 3, reasoning_tokens: null, prompt_ms: null });
   });
 
   it("usage of every step of a tool round trip adds up; no cache figure stays null", async () => {
     const h = await agentHarness(new ScriptedEngine([callTool("echo", { text: "hi" }), say("done")]), new ScriptedToolProvider([{ name: "echo", inputSchema: echoSchema }]));
     const { result } = await h.turn({ session_id: "u", input: "x" });
     assert.equal(result.finish_reason, "stop");
-    assert.deepEqual(result.usage, { input_tokens: 20, cached_input_tokens: null, output_tokens: 5 + "done".length, reasoning_tokens: null });
+    assert.deepEqual(result.usage, { input_tokens: 20, cached_input_tokens: null, output_tokens: 5 + "done".length, reasoning_tokens: null, prompt_ms: null });
   });
 
   it("paused: the pending call; aborted: the reason", async () => {
@@ -59,7 +59,7 @@ describe("the turn outcome of SessionRunner.runTurn and runStateless", () => {
   });
 
   it("OpenAI's finish_reason: length and tool_calls pass, everything else is stop", () => {
-    const base: TurnOutcome = { finish_reason: "stop", response: "", reasoning: "", session_id: null, trace_id: "t", warnings: [], usage: { input_tokens: 0, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null } };
+    const base: TurnOutcome = { finish_reason: "stop", response: "", reasoning: "", session_id: null, trace_id: "t", warnings: [], usage: { input_tokens: 0, cached_input_tokens: null, output_tokens: 0, reasoning_tokens: null, prompt_ms: null } };
     const reasons: Array<[TurnOutcome["finish_reason"], string]> = [["stop", "stop"], ["length", "length"], ["content_filter", "stop"], ["tool_calls", "tool_calls"], ["paused", "stop"], ["aborted", "stop"]];
     for (const [reason, wire] of reasons) assert.equal(openAiFinishReason({ ...base, finish_reason: reason }), wire, reason);
   });

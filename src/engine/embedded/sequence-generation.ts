@@ -37,6 +37,12 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
   // The prompt as LlamaChat renders it: the exact count for usage (the sequence's tokens after
   // generation lack the last generated token, which is never evaluated).
   const promptTokens = promptTokensFor(sequence.model, chatWrapper, request, tools);
+  // Prompt time: from here to the first generated token (or the end, for an answer with none).
+  const readFrom = performance.now();
+  let promptMs: number | null = null;
+  const firstToken = (): void => {
+    promptMs ??= performance.now() - readFrom;
+  };
   const rendered = promptTokens?.length;
   try {
     // Read in chunks first: cancellable within one chunk, with progress; LlamaChat then finds it all in the sequence.
@@ -51,6 +57,7 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
       ...(request.stop !== undefined && request.stop.length > 0 ? { customStopTriggers: request.stop } : {}),
       repeatPenalty: repeatPenaltyOf(request),
       onResponseChunk: (chunk) => {
+        firstToken();
         if (chunk.text === "") return;
         if (chunk.type === "segment") {
           if (chunk.segmentType === "thought") emit({ type: "reasoning", delta: chunk.text });
@@ -63,6 +70,7 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
             functions: toChatFunctions(tools),
             ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
             onFunctionCallParamsChunk: (chunk) => {
+              firstToken();
               let call = started.get(chunk.callIndex);
               if (!call) {
                 call = { id: `call_${randomBytes(6).toString("hex")}`, name: chunk.functionName, text: "" };
@@ -93,7 +101,7 @@ export async function generateOnSequence(generation: SequenceGeneration): Promis
     const held = Math.max(0, sequence.contextTokens.length - outputTokens);
     const inputTokens = rendered ?? held;
     const evaluated = sequence.tokenMeter.getState().usedInputTokens - inputBefore;
-    chunks.push({ type: "usage", inputTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated) });
+    chunks.push({ type: "usage", inputTokens, outputTokens, cachedTokens: Math.max(0, held - evaluated), promptMs: Math.round(promptMs ?? performance.now() - readFrom) });
     const stopSequence = stopSequenceOf(response.metadata, request.stop);
     chunks.push({ type: "end", finishReason: finishReasonOf(response.metadata.stopReason, calls.length), ...(stopSequence === undefined ? {} : { stopSequence }) });
     return chunks;

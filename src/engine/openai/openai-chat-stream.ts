@@ -60,6 +60,12 @@ function reasoningOf(delta: object): string {
   return typeof value === "string" ? value : "";
 }
 
+/** llama-server's `timings.prompt_ms` on a chunk, rounded; undefined when absent. */
+function promptMsOf(chunk: ChatCompletionChunk): number | undefined {
+  const timings = (chunk as unknown as { timings?: { prompt_ms?: unknown } }).timings;
+  return typeof timings?.prompt_ms === "number" && Number.isFinite(timings.prompt_ms) ? Math.round(timings.prompt_ms) : undefined;
+}
+
 /** llama-server's `prompt_progress: {total, cache, processed, time_ms}` on a chunk, as our PromptProgress; null when absent or malformed. */
 function promptProgressOf(chunk: ChatCompletionChunk): PromptProgress | null {
   const raw = (chunk as unknown as { prompt_progress?: unknown }).prompt_progress;
@@ -92,6 +98,8 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
     let finishReason: string | null = null;
     let streamedText = false;
     let usage: { inputTokens: number; outputTokens: number; cachedTokens?: number } | null = null;
+    // llama-server's `timings.prompt_ms` (its last chunk); other servers send none.
+    let promptMs: number | undefined;
 
     try {
       for await (const chunk of stream) {
@@ -101,6 +109,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
         // llama-server's `return_progress` chunks (no choices) while it reads the prompt.
         const progress = promptProgressOf(chunk);
         if (progress !== null) request.onPromptProgress?.(progress);
+        promptMs = promptMsOf(chunk) ?? promptMs;
         // Only choice 0 is ours (we never ask for n > 1); the usage chunk has no choices at all.
         const choice = chunk.choices.find((c) => c.index === 0) ?? chunk.choices[0];
         if (choice !== undefined) {
@@ -143,7 +152,7 @@ async function* runChatStream(options: OpenAiChatStreamOptions): AsyncGenerator<
     }
 
     const tail: EngineChunk[] = [...toolCalls.finish()];
-    if (usage !== null) tail.push({ type: "usage", ...usage });
+    if (usage !== null) tail.push({ type: "usage", ...usage, ...(promptMs === undefined ? {} : { promptMs }) });
     // Servers that emit tool calls but say "stop" (several llama.cpp versions) still mean tool_calls.
     const mapped: FinishReason = toolCalls.size > 0 ? "tool_calls" : mapFinishReason(finishReason);
     tail.push({ type: "end", finishReason: mapped });

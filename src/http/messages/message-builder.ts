@@ -1,3 +1,4 @@
+import { promptTimings, type PromptTimings } from "../../wire/prompt-timings.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { messageUsage, signatureOf, stopReasonOf, toolInput, type ContentBlock, type MessageObject, type StopReason, type TextBlock, type ThinkingBlock } from "./message-object.js";
@@ -28,6 +29,8 @@ export class MessageBuilder {
   private readonly content: ContentBlock[] = [];
   private open: { block: TextBlock | ThinkingBlock; index: number } | null = null;
   private traceId: string | null = null;
+  /** What reading the prompt cost, known at the finish. */
+  private timings: PromptTimings | undefined;
   private readonly warnings: string[];
 
   constructor(
@@ -81,6 +84,7 @@ export class MessageBuilder {
     const { usage } = outcome;
     const totals = messageUsage(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens);
     this.warnings.push(...outcome.warnings);
+    this.timings = promptTimings(usage);
     const stopReason = stopReasonOf(outcome);
     const stopSequence = stopReason === "stop_sequence" ? (outcome.stop_sequence ?? null) : null;
     const message = { ...this.snapshot(stopReason, totals), stop_sequence: stopSequence };
@@ -114,7 +118,7 @@ export class MessageBuilder {
       container: null,
       diagnostics: null,
       usage,
-      local_ai: { ...requestIdField(this.identity.requestId), trace_id: this.traceId, warnings: [...this.warnings], degradation_tier: this.degradationTier() },
+      local_ai: { ...requestIdField(this.identity.requestId), trace_id: this.traceId, warnings: [...this.warnings], degradation_tier: this.degradationTier(), ...(this.timings === undefined ? {} : { timings: this.timings }) },
     };
   }
 

@@ -1,3 +1,4 @@
+import type { PromptTimings } from "../../wire/prompt-timings.js";
 import { createHash, randomBytes } from "node:crypto";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 
@@ -34,7 +35,7 @@ export interface MessageObject {
   container: null;
   diagnostics: null;
   usage: MessageUsage;
-  local_ai: { request_id?: string; trace_id: string | null; warnings: string[]; degradation_tier: string };
+  local_ai: { request_id?: string; trace_id: string | null; warnings: string[]; degradation_tier: string; timings?: PromptTimings };
 }
 
 export const newMessageId = (): string => `msg_${randomBytes(12).toString("hex")}`;

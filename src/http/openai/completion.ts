@@ -1,4 +1,5 @@
 import type { TurnOutcome, TurnUsage } from "../../agent/turn-outcome.js";
+import { timingsField, type PromptTimings } from "../../wire/prompt-timings.js";
 import type { ToolCall } from "../../engine/chat-types.js";
 
 /** One turn as OpenAI objects: ids, the completion, and the chunks of its stream. */
@@ -22,6 +23,8 @@ export interface LocalAiExtension {
   pending_approval?: { tool: string; args: Record<string, unknown> };
   /** Session mode: the MCP server's question the turn paused on (answer with resume + elicitation). */
   pending_elicitation?: { server: string; message: string; requested_schema: Record<string, unknown> };
+  /** What reading the prompt cost, where the engine says (embedded, llama-server). */
+  timings?: PromptTimings;
 }
 
 export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
@@ -73,7 +76,7 @@ export function assignCompletionId(identity: CompletionIdentity, traceId: string
 }
 
 export function localAiObject(outcome: TurnOutcome, degradationTier: string, requestId?: string): LocalAiExtension {
-  const local: LocalAiExtension = { ...(requestId === undefined ? {} : { request_id: requestId }), ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier };
+  const local: LocalAiExtension = { ...(requestId === undefined ? {} : { request_id: requestId }), ...(outcome.session_id === null ? {} : { session_id: outcome.session_id }), trace_id: outcome.trace_id, warnings: outcome.warnings, degradation_tier: degradationTier, ...timingsField(outcome.usage) };
   // A stateless turn cannot pause: its warning says the call was not run, there is nothing to resume.
   if (outcome.pending_approval !== undefined && outcome.session_id !== null) local.pending_approval = outcome.pending_approval;
   if (outcome.pending_elicitation !== undefined && outcome.session_id !== null) local.pending_elicitation = outcome.pending_elicitation;

@@ -1,3 +1,4 @@
+import { promptTimings, type PromptTimings } from "../../wire/prompt-timings.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import type { ToolCall } from "../../engine/chat-types.js";
@@ -37,6 +38,8 @@ export class ResponseBuilder {
   private completion = 0;
   private cached: number | null = null;
   private traceId: string | null = null;
+  /** What reading the prompt cost, known at the finish. */
+  private timings: PromptTimings | undefined;
   /** The request's MCP servers' items (lists, calls, the approval request). */
   readonly mcp: McpItemTracker;
   private approval: McpApprovalRequestItem | null = null;
@@ -116,6 +119,7 @@ export class ResponseBuilder {
     for (const call of outcome.tool_calls ?? []) this.functionCall(call);
     const pending = outcome.finish_reason === "paused" ? outcome.pending_approval : undefined;
     if (pending !== undefined) this.approval = this.mcp.approvalRequest(pending.tool, pending.args);
+    this.timings = promptTimings(usage);
     return this.snapshot(cut ? "incomplete" : "completed", this.output, [...outcome.warnings, ...endingWarnings(outcome)]);
   }
 
@@ -144,7 +148,7 @@ export class ResponseBuilder {
       output: structuredClone([...output]),
       usage,
       ...(error === undefined ? {} : { error }),
-      local: { ...(this.identity.requestId === undefined ? {} : { request_id: this.identity.requestId }), trace_id: this.traceId, warnings: [...this.warnings, ...extraWarnings], degradation_tier: this.degradationTier() },
+      local: { ...(this.identity.requestId === undefined ? {} : { request_id: this.identity.requestId }), trace_id: this.traceId, warnings: [...this.warnings, ...extraWarnings], degradation_tier: this.degradationTier(), ...(this.timings === undefined ? {} : { timings: this.timings }) },
     });
   }
 

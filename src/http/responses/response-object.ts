@@ -1,3 +1,4 @@
+import type { PromptTimings } from "../../wire/prompt-timings.js";
 import { randomBytes } from "node:crypto";
 import type { McpOutputItem } from "./mcp-items.js";
 import type { ResponsesRequest } from "./responses-schema.js";
@@ -71,6 +72,8 @@ export interface LocalAiResponseExtension {
   trace_id: string | null;
   warnings: string[];
   degradation_tier: string;
+  /** What reading the prompt cost (the finished response), where the engine says. */
+  timings?: PromptTimings;
 }
 
 export interface ResponseObject extends Record<string, unknown> {
