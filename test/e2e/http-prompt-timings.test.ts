@@ -55,7 +55,7 @@ describe("local_ai.timings (built CLI, embedded engine)", () => {
     const usage = first.usage as { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
     const a = checkTimings(first.local_ai, usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
     assert.ok(a.prompt_n > 0);
-    const answer = ((first.choices as Array<{ message: { content: string } }>)[0]?.message.content ?? "") as string;
+    const answer = (first.choices as Array<{ message: { content: string } }>)[0]?.message.content ?? "";
     const second = await post("/v1/chat/completions", { model: "assistant", messages: [...messages, { role: "assistant", content: answer }, { role: "user", content: "And pears?" }], user: "timings-a" });
     const usage2 = second.usage as { prompt_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
     const b = checkTimings(second.local_ai, usage2.prompt_tokens, usage2.prompt_tokens_details?.cached_tokens ?? 0);
