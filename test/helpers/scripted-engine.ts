@@ -33,7 +33,7 @@ export class ScriptedEngine implements Engine {
   async close(): Promise<void> {}
 
   generate(request: GenerateRequest): AsyncIterable<EngineChunk> {
-    this.requests.push(structuredClone({ ...request, signal: undefined, onModelLoad: undefined }));
+    this.requests.push(structuredClone({ ...request, signal: undefined, onModelLoad: undefined, onPromptProgress: undefined }));
     const step = this.steps[this.next++];
     if (step === undefined) throw new Error(`the script has no step ${this.next - 1}`);
     const chunks = typeof step === "function" ? step(request.messages) : step;
