@@ -24,6 +24,7 @@ const BENCHES = [
   { name: "responses", script: "http-responses.bench.js" },
   { name: "messages", script: "messages.bench.js" },
   { name: "kv", script: "kv.bench.js" },
+  { name: "prefill", script: "prefill.bench.js" },
   { name: "parallel", script: "parallel.bench.js" },
   { name: "engine", script: "engine.bench.js" },
   { name: "plan", script: "plan-accuracy.bench.js" },

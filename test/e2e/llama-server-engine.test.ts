@@ -105,7 +105,7 @@ describe("llama-server engine (real binary)", { concurrency: false }, () => {
     if (skipIfMissing(t)) return;
     const probe = new HelpProbe();
     const flags = await probe.supportedFlags(binary!);
-    for (const flag of ["-m", "--host", "--port", "-c", "-ngl", "--parallel", "-t", "--api-key", "--api-key-file", "--jinja", "--slots", "--no-webui"]) {
+    for (const flag of ["-m", "--host", "--port", "-c", "-ngl", "--parallel", "-t", "--api-key", "--api-key-file", "--jinja", "--slots", "--no-webui", "-b"]) {
       assert.ok(flags.has(flag), flag);
     }
     assert.equal(await probe.supportedFlags(binary!), flags, "cached by path + mtime");

@@ -127,3 +127,13 @@ test("rerank: --reranking where the build lists it (--rerank is its alias), once
   // A build without the flag gets none (the server then answers rerank with its own refusal).
   assert.equal(count(buildServerArgs({ ...base, rerank: true })), 0);
 });
+
+test("buildServerArgs reads prompts in 512-token batches (a cancel lands between them), unless extra_args sizes the batches", () => {
+  const supportedFlags = new Set([...BASELINE_SUPPORTED_FLAGS, "-b", "--batch-size"]);
+  const args = buildServerArgs({ ...base, supportedFlags });
+  assert.deepEqual(args.slice(args.indexOf("-b"), args.indexOf("-b") + 2), ["-b", "512"]);
+  for (const extraArgs of [["-ub", "2048"], ["--batch-size", "4096"], ["--ubatch-size=1024"]]) {
+    assert.ok(!buildServerArgs({ ...base, supportedFlags, extraArgs }).slice(0, -extraArgs.length).some((arg) => arg === "-b"), JSON.stringify(extraArgs));
+  }
+  assert.ok(!buildServerArgs(base).includes("-b"), "a binary that does not list -b gets none");
+});

@@ -4,7 +4,7 @@ import type { ModelConfig } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
 import { RuntimeError, type ErrorCode } from "../../shared/runtime-error.js";
 import type { ChildRegistry } from "../../shared/process/child-registry.js";
-import type { EngineChunk, GenerateRequest, ToolSpec } from "../chat-types.js";
+import type { EngineChunk, GenerateRequest, PromptProgress, ToolSpec } from "../chat-types.js";
 import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import type OpenAI from "openai";
 import { embeddingsEnabled, rerankEnabled, visionEnabled } from "./server-features.js";
@@ -17,6 +17,7 @@ import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "..
 import type { ModelFileResolver } from "../model-file.js";
 import { streamOpenAiChat } from "../openai/openai-chat-stream.js";
 import { SlotAffinity } from "./slot-affinity.js";
+import { PromptPace } from "./prompt-pace.js";
 import { ServerTokens } from "./server-tokens.js";
 import { streamOpenAiCompletion } from "../openai/openai-completion-stream.js";
 import { embedViaOpenAi } from "../openai/openai-embeddings.js";
@@ -235,19 +236,26 @@ export class LlamaServerEngine implements Engine {
   private async *stream(request: GenerateRequest): AsyncGenerator<EngineChunk, void, undefined> {
     const server = await this.supervisor.ensureReady(request.signal);
     const slot = this.slotAffinity.acquire(request.cacheKey);
+    // The prompt's reading pace, from its progress chunks: how long a cancel mid-prompt may take to land.
+    const pace = new PromptPace();
+    const onPromptProgress = (progress: PromptProgress): void => {
+      pace.observe(progress);
+      request.onPromptProgress?.(progress);
+    };
     try {
       // cache_prompt: the slot keeps the prompt's KV cache; id_slot: the same conversation goes back to it.
       const extraBody = {
         cache_prompt: true,
         ...(slot === null ? {} : { id_slot: slot }),
-        // prompt_progress chunks while the prompt is read: the turn's prompt_progress events.
-        ...(request.onPromptProgress === undefined ? {} : { return_progress: true }),
+        // prompt_progress chunks while the prompt is read (one per batch): the turn's prompt_progress events, and the pace.
+        return_progress: true,
         ...(request.topK === undefined ? {} : { top_k: request.topK }),
         // Templates with a thinking switch (Qwen 3, DeepSeek, GLM...) read it; others ignore it.
         ...(request.reasoningEffort === "none" || request.reasoningEffort === "minimal" ? { chat_template_kwargs: { enable_thinking: false } } : {}),
       };
-      yield* this.requests.run(server, request.signal, { passThrough: CHAT_PASS_THROUGH }, (client, signal) =>
-        streamOpenAiChat({ client, model: this.modelName, request: { ...request, signal }, extraBody, logger: this.log }),
+      const options = { passThrough: CHAT_PASS_THROUGH, settleMs: () => pace.settleMs() };
+      yield* this.requests.run(server, request.signal, options, (client, signal) =>
+        streamOpenAiChat({ client, model: this.modelName, request: { ...request, signal, onPromptProgress }, extraBody, logger: this.log }),
       );
     } finally {
       this.slotAffinity.release(slot);

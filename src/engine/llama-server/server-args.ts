@@ -53,7 +53,17 @@ const SPELLINGS = {
   // Nobody browses to a private child; skip serving the web UI.
   noWebui: ["--no-webui"],
   reranking: ["--reranking", "--rerank"],
+  batchSize: ["-b", "--batch-size"],
 } as const satisfies Record<string, readonly string[]>;
+
+/**
+ * The logical batch (-b): llama-server reads a prompt one such batch per loop turn and handles a
+ * cancel (the client closing the stream) only between turns, so its default 2048 keeps reading
+ * for seconds after a cancel on a CPU. 512 is the default physical batch (-ub), which sets the
+ * actual work per decode: prompts are read as fast, and a cancel lands within 512 tokens.
+ */
+const SERVER_BATCH_SIZE = 512;
+const BATCH_FLAGS = ["-b", "--batch-size", "-ub", "--ubatch-size"];
 
 /** Flags that we own: a user setting them in extra_args would break readiness or ownership checks. */
 const MANAGED_FLAGS = ["-m", "--model", "--host", "--port", "--api-key", "--api-key-file"] as const;
@@ -80,6 +90,8 @@ export function buildServerArgs(input: ServerArgsInput): string[] {
   add(SPELLINGS.jinja);
   add(SPELLINGS.slots);
   add(SPELLINGS.noWebui);
+  // A user who sizes the batches in extra_args (a GPU's -ub 2048) keeps them whole.
+  if (!input.extraArgs.some((arg) => BATCH_FLAGS.includes(arg.split("=")[0] ?? arg))) add(SPELLINGS.batchSize, String(SERVER_BATCH_SIZE));
   if (input.rerank === true && !input.extraArgs.some((arg) => (SPELLINGS.reranking as readonly string[]).includes(arg))) add(SPELLINGS.reranking);
   args.push(...input.extraArgs);
   return args;

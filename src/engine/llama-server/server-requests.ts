@@ -11,7 +11,7 @@ import type { LaunchedServer } from "./launch.js";
 import { readSlots } from "./server-http.js";
 import type { ServerSupervisor } from "./supervisor.js";
 
-/** After an abort the slot must be idle within this long, or the server is restarted. */
+/** After an abort the slot must be idle within this long, or the server is restarted (longer mid-prompt: ServerRequestOptions.settleMs). */
 const ABORT_SETTLE_MS = 1000;
 /** A failed stream: wait this long for the child's exit to tell a crash from an HTTP error. */
 const CRASH_CONFIRM_MS = 500;
@@ -19,6 +19,8 @@ const CRASH_CONFIRM_MS = 500;
 export interface ServerRequestOptions {
   /** Failures with these codes are rethrown as they are (no crash check). */
   passThrough: readonly ErrorCode[];
+  /** How long the server may take to stop after an abort at this moment; null or absent: ABORT_SETTLE_MS. */
+  settleMs?: () => number | null;
 }
 
 export class ServerRequests {
@@ -66,7 +68,12 @@ export class ServerRequests {
       if (left > 0) this.inFlight.set(server, left);
       else this.inFlight.delete(server);
       // Aborted, failed, or the consumer stopped early: the server must really stop generating.
-      if (outcome === "stopped") this.track(this.checkStopped(server));
+      if (outcome === "stopped") {
+        const check = this.track(this.checkStopped(server, options.settleMs?.() ?? ABORT_SETTLE_MS));
+        // A cancel is answered once the server has stopped (or is being restarted): its CPU is
+        // free and the conversation's slot idle, holding what was read, for the retry.
+        if (callerSignal?.aborted === true) await check;
+      }
     }
   }
 
@@ -103,8 +110,8 @@ export class ServerRequests {
    * After an abort the server's busy slots must drop to the generations still in flight within
    * ABORT_SETTLE_MS; a server that keeps generating for nobody is restarted.
    */
-  private async checkStopped(server: LaunchedServer): Promise<void> {
-    const deadline = Date.now() + ABORT_SETTLE_MS;
+  private async checkStopped(server: LaunchedServer, settleMs: number): Promise<void> {
+    const deadline = Date.now() + settleMs;
     const signal = this.lifetime.signal;
     for (;;) {
       if (!server.process.running || signal.aborted) return;
@@ -113,18 +120,20 @@ export class ServerRequests {
       const busy = slots.filter((slot) => slot.processing).length;
       if (busy <= (this.inFlight.get(server) ?? 0)) return;
       if (Date.now() >= deadline) {
-        this.supervisor.requestRestart(server, `a slot kept generating ${ABORT_SETTLE_MS} ms after its request was aborted`);
+        this.supervisor.requestRestart(server, `a slot kept generating ${settleMs} ms after its request was aborted`);
         return;
       }
       await sleep(50, signal);
     }
   }
 
-  private track(task: Promise<void>): void {
+  /** Runs `task` in the background (close() waits for it); the returned promise never rejects. */
+  private track(task: Promise<void>): Promise<void> {
     const guarded = task.catch((error: unknown) => {
       if (!this.lifetime.signal.aborted) this.log.debug({ err: (error as Error).message }, "post-abort slot check failed");
     });
     this.background.add(guarded);
     void guarded.finally(() => this.background.delete(guarded));
+    return guarded;
   }
 }
