@@ -6,10 +6,11 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 const CHUNK_TARGET_MS = 500;
 /**
  * The smallest chunk, also the first: below it each evaluation's fixed cost (a graph run and its
- * thread barriers, which on an oversubscribed CPU cost a scheduler slice each) starts to show:
- * 32-token chunks read a prompt 6x slower than 512-token ones on a busy 2-core machine, 128-token ones 1.35x.
+ * thread barriers, which on an oversubscribed CPU cost a scheduler slice each) starts to show. On
+ * a busy 2-core machine, against one-shot reading: 32-token chunks 6x slower, 128-token ones
+ * 1.2-1.35x (docs/benchmarks.md, "Long prompts").
  */
-const MIN_CHUNK = 128;
+const MIN_CHUNK = 256;
 
 /**
  * Reads a prompt into `sequence` in chunks before LlamaChat generates on it, so that reading a long
