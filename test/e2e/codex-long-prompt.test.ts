@@ -1,10 +1,10 @@
 // The real Codex CLI (pinned in scripts/codex.version) with a stream idle timeout of 8 s against
 // serve-http on a model that reads Codex's first request (its instructions and tool schemas, about
-// 12 k tokens here) in well over 8 s: the `response.in_progress` heartbeats (http.keepalive_s)
+// 17.6 k tokens here) in well over 8 s: the `response.in_progress` heartbeats (http.keepalive_s)
 // keep Codex waiting, and `codex exec` ends with the model's answer. Codex's idle timer counts
 // events, not SSE comments: with comments only, or a keep-alive longer than its timeout, it gives
 // up ("idle timeout waiting for SSE"), retries, and fails. Inside a loopback-only namespace, like
-// codex-cli.test.ts. Slow on one thread (a minute or more): `npm run test:stress` runs it, or
+// codex-cli.test.ts. Slow on one thread (about 5 min on a busy 2-core machine): `npm run test:stress` runs it, or
 // LOCAL_AI_CODEX_LONG_PROMPT=1.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -22,7 +22,7 @@ if (selected && codexBinary === null) process.stderr.write(CODEX_MISSING_MESSAGE
 const netnsProblem = codexBinary === null ? null : loopbackNetnsUnavailable();
 if (netnsProblem !== null) process.stderr.write(NETNS_UNAVAILABLE_MESSAGE(netnsProblem));
 const skip = !selected
-  ? "slow (Codex's ~12 k-token prompt on one thread): npm run test:stress, or LOCAL_AI_CODEX_LONG_PROMPT=1"
+  ? "slow (Codex's ~17.6 k-token prompt on one thread): npm run test:stress, or LOCAL_AI_CODEX_LONG_PROMPT=1"
   : codexBinary === null
     ? "Codex CLI not installed: npm run install:codex"
     : netnsProblem !== null
