@@ -33,6 +33,7 @@ export const SELECTIONS: Readonly<Record<string, TestSelection>> = {
       { dir: "e2e", prefix: "fault-" },
       { dir: "e2e", prefix: "stdio-soak." },
       { dir: "e2e", prefix: "http-load-disconnects." },
+      { dir: "e2e", prefix: "codex-long-prompt." },
     ],
     concurrency: 1,
     env: { LOCAL_AI_STRESS: "1" },

@@ -39,10 +39,12 @@ export class RequestRecord {
     this.model = model;
   }
 
-  /** A turn event of this request (usage, the first delta). */
+  /** A turn event of this request (usage, the first delta; how far a long prompt was read, logged at debug). */
   observe(event: AgentEvent): void {
     if (event.event === "usage") this.addTokens({ prompt: event.input_tokens, cached: event.cached_input_tokens ?? 0, generated: event.output_tokens });
     else if ((event.event === "llm_chunk" || event.event === "thinking_chunk") && event.delta !== "") this.firstToken();
+    // Every dialect's request (Responses and Messages have no progress event on the wire): an operator sees where a slow request is.
+    else if (event.event === "prompt_progress") this.logger.debug({ step: event.step, processed: event.processed, total: event.total, cached: event.cached }, "reading the prompt");
   }
 
   /** Usage of an engine call that is not a turn (completions, embeddings). */

@@ -21,6 +21,8 @@ export interface CodexExecOptions {
   cwd?: string;
   /** Bounds a hang only (the child is killed after it). */
   timeoutMs?: number;
+  /** More keys of the provider's table (`stream_idle_timeout_ms`, `stream_max_retries`). */
+  providerSettings?: Record<string, number>;
 }
 
 export interface CodexRun extends ClientProcessRun {
@@ -38,7 +40,7 @@ export const CODEX_TOKEN_ENV = "LOCAL_AI_TOKEN";
  * a custom provider on the Responses wire API, the key from an env var, and everything that would
  * otherwise call out to the internet turned off (update check, analytics, plugins).
  */
-export function codexConfigToml(baseUrl: string, model?: string): string {
+export function codexConfigToml(baseUrl: string, model?: string, providerSettings: Record<string, number> = {}): string {
   return [
     ...(model === undefined ? [] : [`model = ${JSON.stringify(model)}`]),
     `model_provider = "local-ai"`,
@@ -49,6 +51,7 @@ export function codexConfigToml(baseUrl: string, model?: string): string {
     `base_url = ${JSON.stringify(baseUrl)}`,
     `wire_api = "responses"`,
     `env_key = ${JSON.stringify(CODEX_TOKEN_ENV)}`,
+    ...Object.entries(providerSettings).map(([key, value]) => `${key} = ${value}`),
     "",
     "[analytics]",
     "enabled = false",
@@ -73,7 +76,7 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun>
 async function execIn(home: string, cwd: string, options: CodexExecOptions): Promise<CodexRun> {
   const codexHome = path.join(home, ".codex");
   await mkdir(codexHome);
-  const configToml = codexConfigToml(options.baseUrl, options.model);
+  const configToml = codexConfigToml(options.baseUrl, options.model, options.providerSettings);
   await writeFile(path.join(codexHome, "config.toml"), configToml);
   const lastMessageFile = path.join(home, "last-message.txt");
   const args = [

@@ -17,6 +17,10 @@ export interface CodexScenario extends ServedScenario {
   /** The model name Codex sends; absent: Codex's own default (an http.model_aliases glob maps it). */
   model?: string;
   prompt: string;
+  /** More keys of Codex's provider table (codex-exec.ts). */
+  providerSettings?: Record<string, number>;
+  /** Bounds Codex's run (default 240 s). */
+  codexTimeoutMs?: number;
 }
 
 export interface CodexScenarioReport {
@@ -45,6 +49,8 @@ async function main(spec: CodexScenario): Promise<CodexScenarioReport> {
       bearerToken: spec.bearerToken,
       ...(spec.model === undefined ? {} : { model: spec.model }),
       prompt: spec.prompt,
+      ...(spec.providerSettings === undefined ? {} : { providerSettings: spec.providerSettings }),
+      ...(spec.codexTimeoutMs === undefined ? {} : { timeoutMs: spec.codexTimeoutMs }),
     }),
   );
   return { ...run, codex };

@@ -20,3 +20,21 @@ export function longPromptText(tokens: number, seed: number): string {
   }
   return words.join(" ");
 }
+
+/** A server's debug line "reading the prompt" (src/http/request-record.ts): how far a request's prompt was read. */
+export interface PromptReadLine {
+  processed: number;
+  total: number;
+  cached: number;
+}
+
+/** The "reading the prompt" lines of one request (its X-Request-Id) in a server's JSON log (LOCAL_AI_LOG_LEVEL=debug), in order. */
+export function promptReadLines(stderr: string, requestId: string): PromptReadLine[] {
+  const lines: PromptReadLine[] = [];
+  for (const line of stderr.split("\n")) {
+    if (!line.includes('"reading the prompt"')) continue;
+    const entry = JSON.parse(line) as PromptReadLine & { request_id?: string };
+    if (entry.request_id === requestId) lines.push({ processed: entry.processed, total: entry.total, cached: entry.cached });
+  }
+  return lines;
+}

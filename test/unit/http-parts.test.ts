@@ -10,6 +10,10 @@ import { framesFor } from "../../src/http/openai/event-frames.js";
 import { lastUserInput, parseChatRequest } from "../../src/http/openai/request-schema.js";
 import { assertNoPortClash } from "../../src/http/port-check.js";
 import { FrameStream } from "../../src/http/sse/frame-stream.js";
+import { InFlightWork } from "../../src/http/in-flight-work.js";
+import { RequestRecord } from "../../src/http/request-record.js";
+import { startRequestWork } from "../../src/http/request-work.js";
+import { captureLogger } from "../helpers/capture-logger.js";
 import { ERROR_CODES, RuntimeError } from "../../src/shared/runtime-error.js";
 
 const ALL_EVENTS: AgentEvent[] = [
@@ -125,6 +129,30 @@ describe("HTTP parts", () => {
     assert.deepEqual([back.status, back.body.status], [200, "ok"], "a chat's retried warm-up brought the engine back");
     const tool = healthBody({ ...base, engines: { m: { state: "ready", degradationTier: "NORMAL" } }, tools: [{ server: "x", state: "failed", pid: null, tools: 0, error: "boom" }] }, "v");
     assert.deepEqual([tool.status, tool.body.status, tool.body.tools.x], [200, "degraded", { state: "failed", tools: 0, pid: null, error: "boom" }]);
+  });
+
+  it("request work: aborted work logs once when it has stopped (with stopped_ms); finished work does not; a prompt's reading is logged at debug", () => {
+    const { logger, records } = captureLogger("debug");
+    const inFlight = new InFlightWork();
+    const client = new AbortController();
+    const cut = startRequestWork({ requestSignal: client.signal, inFlight, logger });
+    const whole = startRequestWork({ requestSignal: new AbortController().signal, inFlight, logger });
+    assert.equal(inFlight.size, 2);
+    client.abort();
+    assert.equal(cut.controller.signal.reason, "client disconnected");
+    assert.deepEqual(records(), [], "nothing until the work has stopped");
+    cut.finish();
+    cut.finish();
+    whole.finish();
+    assert.equal(inFlight.size, 0);
+    const stopped = records();
+    assert.equal(stopped.length, 1);
+    assert.equal(stopped[0]?.msg, "cancelled work stopped");
+    assert.equal(stopped[0]?.reason, "client disconnected");
+    assert.equal(typeof stopped[0]?.stopped_ms, "number");
+    new RequestRecord("r1", logger).observe({ event: "prompt_progress", step: 0, processed: 128, total: 4000, cached: 0 });
+    const read = records().at(-1);
+    assert.deepEqual([read?.msg, read?.level, read?.processed, read?.total, read?.cached, read?.step], ["reading the prompt", 20, 128, 4000, 0, 0]);
   });
 
   it("port clash check names both keys; new http keys have defaults", () => {

@@ -7,6 +7,7 @@ import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
+import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { requestLogger, requestRecord } from "../request-record.js";
 import { resolveServedModel } from "../resolve-served-model.js";
@@ -37,22 +38,19 @@ export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: Mode
     const resolved = await resolve(c, deps, resolver, await readJson(c));
     const { agent, modelName, request } = resolved;
     const runner = scopedRunner(c, deps.runner());
-    const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
-    const leave = inFlight.enter();
     const identity = { id: newMessageId(), model: request.model, requestId: requestRecord(c)?.id };
     const userId = request.metadata?.user_id ?? undefined;
+    const logger = requestLogger(c, deps.logger).child({ agent, message_id: identity.id, ...(userId === undefined ? {} : { user_id: userId.slice(0, 200) }) });
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, logger });
     return runMessage({
       run: (options) => runner.runStateless({ agent, ...resolved.turn }, { ...options, toolScope: requestKeyScope(c).toolScope }),
       identity,
       thinking: thinkingDisplay(request),
       warnings: resolved.warnings,
-      controller: abort.controller,
-      release: () => {
-        leave();
-        abort.dispose();
-      },
+      controller: work.controller,
+      release: work.finish,
       degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
-      logger: requestLogger(c, deps.logger).child({ agent, message_id: identity.id, ...(userId === undefined ? {} : { user_id: userId.slice(0, 200) }) }),
+      logger,
       stream:
         request.stream === true
           ? { keepAliveMs: deps.settings.keepAliveMs ?? 10_000, coalesceMs: deps.settings.coalesceMs ?? 0, maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 }

@@ -15,7 +15,7 @@ export function registerChatRoute(app: Hono, deps: HttpDeps, resolver: ModelReso
   app.post("/v1/chat/completions", async (c) => {
     const turn = await resolveChatTurn(c, await readJson(c), deps, resolver, gate);
     const { body, start } = turn;
-    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release });
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, onDone: turn.release, logger: turn.log });
     const identity = newCompletionIdentity(turn.model, requestRecord(c)?.id);
     const tier = (): string => deps.health().engines[turn.modelName]?.degradationTier ?? "NORMAL";
     if (body.stream === true) {

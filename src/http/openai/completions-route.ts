@@ -33,7 +33,7 @@ export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: Mo
     const record = requestRecord(c);
     const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c), record);
     // The client going away (or shutdown) stops generation at once and frees the sequence.
-    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, logger: requestLogger(c, deps.logger) });
     const chunks = counted(resolved.complete({ ...resolved.completion, signal: work.controller.signal }), record);
     if (resolved.body.stream) {
       return streamCompletion({

@@ -38,8 +38,8 @@ export function registerResponsesRoutes(app: Hono, deps: HttpDeps, resolver: Mod
     const identity = { ...newIdentity(model, request, request.store !== false), requestId: requestRecord(c)?.id };
     const cacheKey = turn.cacheKey ?? `responses/${identity.id}`;
     const runner = scopedRunner(c, deps.runner());
-    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight });
     const log = requestLogger(c, deps.logger).child({ agent, response_id: identity.id });
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, logger: log });
     return runResponse({
       run: (options) =>
         runner.runStateless(
