@@ -21,8 +21,10 @@ before(async () => {
 type PromptProgressEvent = Extract<ChatEvent, { event: "prompt_progress" }>;
 
 describe("LocalAiClient: a long prompt", () => {
-  it("the chat turn yields typed prompt_progress events, the last one (processed == total) before the first text", async () => {
+  it("the chat turn yields typed prompt_progress events, the last one (processed == total) before the first text", async (t) => {
     const local = new LocalAiClient({ config: configPath, env: { LOCAL_AI_LOG_LEVEL: "warn" }, trace: new WireTap("v1", "LocalAiClient").trace });
+    // A failed assertion must not leave the child running (the test file would never end).
+    t.after(() => local.close());
     await local.start();
     const turn = local.chat({ session_id: "long", input: longPromptText(3000, 4) });
     const events = await collect(turn);
