@@ -43,6 +43,20 @@ describe("AcpTurnUpdates: AgentEvents as session/update", () => {
     ]);
   });
 
+  it("prompt_progress is the same one-entry plan: 'Reading the prompt' in progress, completed at 100 %, the cached part named", () => {
+    const out = mapAll(new AcpTurnUpdates(CWD, null), [
+      { event: "prompt_progress", step: 0, processed: 1408, total: 6021, cached: 0 },
+      { event: "prompt_progress", step: 0, processed: 4500, total: 10000, cached: 1200 },
+      { event: "prompt_progress", step: 1, processed: 6021, total: 6021, cached: 0 },
+    ]);
+    const entry = (content: string, status: string): unknown => ({ sessionUpdate: "plan", entries: [{ content, priority: "high", status }] });
+    assert.deepEqual(out, [
+      entry("Reading the prompt: 23 % (1,408 of 6,021 tokens)", "in_progress"),
+      entry("Reading the prompt: 45 % (4,500 of 10,000 tokens; 1,200 cached)", "in_progress"),
+      entry("Reading the prompt: 100 % (6,021 of 6,021 tokens)", "completed"),
+    ]);
+  });
+
   it("text and thinking are chunks with a message id per step; usage is usage_update against the context window", () => {
     const updates = new AcpTurnUpdates(CWD, () => 4096);
     const out = mapAll(updates, [

@@ -117,6 +117,41 @@ describe("TurnPrinter: AgentEvents as terminal text", () => {
     assert.equal(out.text(), "\x1b[2mthinking: \x1b[22m\x1b[2mlet me \x1b[22m\x1b[2mcheck\x1b[22m\nChecking.\n");
   });
 
+  it("prompt_progress: a terminal gets 'reading the prompt N %' redrawn in place and erased before the answer; a pipe gets nothing", async () => {
+    const reading = (processed: number): AgentEvent => ({ event: "prompt_progress", step: 0, processed, total: 200, cached: 0 });
+    const events: AgentEvent[] = [{ event: "llm_start", step: 0 }, reading(90), reading(150), reading(200), { event: "llm_chunk", step: 0, delta: "Hi" }, { event: "llm_done", step: 0 }];
+    const tty = sink(true);
+    const printer = new TurnPrinter({ answers: tty.writer, ui: tty.writer, style: createStyle(false), showThinking: true });
+    for (const event of events) printer.print(event);
+    printer.finish();
+    const answers = sink();
+    const ui = sink();
+    const piped = new TurnPrinter({ answers: answers.writer, ui: ui.writer, style: createStyle(false), showThinking: true });
+    for (const event of events) piped.print(event);
+    piped.finish();
+    await flush();
+    assert.equal(tty.text(), "reading the prompt 45 %\r\x1b[2Kreading the prompt 75 %\r\x1b[2Kreading the prompt 100 %\r\x1b[2KHi\n");
+    assert.equal(answers.text(), "Hi\n");
+    assert.equal(ui.text(), "", "no status in a pipe");
+  });
+
+  it("prompt_progress: a cancelled read leaves no status behind; a step's status never starts inside streamed text", async () => {
+    const out = sink(true);
+    const printer = new TurnPrinter({ answers: out.writer, ui: out.writer, style: createStyle(false), showThinking: true });
+    printer.print({ event: "prompt_progress", step: 0, processed: 10, total: 100, cached: 0 });
+    printer.finish();
+    const second = sink(true);
+    const next = new TurnPrinter({ answers: second.writer, ui: second.writer, style: createStyle(false), showThinking: true });
+    next.print({ event: "llm_chunk", step: 0, delta: "Checking" });
+    next.print({ event: "llm_start", step: 1 });
+    next.print({ event: "prompt_progress", step: 1, processed: 10, total: 100, cached: 0 });
+    next.print({ event: "llm_chunk", step: 1, delta: "Done" });
+    next.finish();
+    await flush();
+    assert.equal(out.text(), "reading the prompt 10 %\r\x1b[2K");
+    assert.equal(second.text(), "Checking\nDone\n");
+  });
+
   it("a long argument list is cut to one line that fits the terminal", async () => {
     const out = sink(true, 60);
     const printer = new TurnPrinter({ answers: out.writer, ui: out.writer, style: createStyle(false), showThinking: true });
