@@ -37,7 +37,7 @@ describe("long prompts over stdio (built CLI, llama-server engine)", () => {
       }),
     );
     const proc = new CliProcess(["serve-stdio", "--config", configPath], { cwd: dir });
-    const input = longPromptText(6000, 3);
+    const input = longPromptText(3500, 3);
     proc.send({ id: "c1", method: "chat", params: { session_id: "s1", input } });
     // Mid-prompt, a batch (512 tokens) read: a progress event from llama-server's prompt_progress chunks that is not the last.
     const seen = await proc.waitFor((m) => m.id === "c1" && m.event === "prompt_progress" && Number(m.processed) >= 512 && Number(m.processed) < Number(m.total), 180_000);

@@ -27,7 +27,7 @@ const progressOf = (proc: CliProcess, id: string): WireMessage[] => proc.message
 describe("long prompts over stdio (built CLI, embedded engine)", () => {
   it("prompt_progress while the prompt is read: monotonic, the same total, processed == total before the first text", async () => {
     const proc = await serve();
-    const reply = await proc.request({ id: "c1", method: "chat", params: { session_id: "p1", input: longPromptText(3000, 1) } }, 120_000);
+    const reply = await proc.request({ id: "c1", method: "chat", params: { session_id: "p1", input: longPromptText(2000, 1) } }, 120_000);
     assert.equal(reply.type, "result", JSON.stringify(reply));
     const progress = progressOf(proc, "c1");
     assert.ok(progress.length >= 1, `no prompt_progress: ${proc.stderr.slice(-2000)}`);
@@ -52,7 +52,7 @@ describe("long prompts over stdio (built CLI, embedded engine)", () => {
 
   it("cancel mid-prompt: the chat ends cancelled within a second, the process idles, the retry reuses what was read", async () => {
     const proc = await serve();
-    const input = longPromptText(6000, 2);
+    const input = longPromptText(4000, 2);
     proc.send({ id: "c2", method: "chat", params: { session_id: "p2", input } });
     // Mid-prompt: a progress event that is not the last.
     const seen = await proc.waitFor((m) => m.id === "c2" && m.event === "prompt_progress" && Number(m.processed) > 0 && Number(m.processed) < Number(m.total), 120_000);

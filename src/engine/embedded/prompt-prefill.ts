@@ -5,12 +5,14 @@ import { RuntimeError } from "../../shared/runtime-error.js";
 /** About this much evaluation work per chunk: short enough that a cancel lands fast, long enough that the pauses cost nothing. */
 const CHUNK_TARGET_MS = 500;
 /**
- * The smallest chunk, also the first: below it each evaluation's fixed cost (a graph run and its
- * thread barriers, which on an oversubscribed CPU cost a scheduler slice each) starts to show. On
- * a busy 2-core machine, against one-shot reading: 32-token chunks 6x slower, 128-token ones
+ * The first chunk: each evaluation has a fixed cost (a graph run and its thread barriers, which on
+ * an oversubscribed CPU cost a scheduler slice each), so chunks are as large as the target allows:
+ * on a busy 2-core machine 32-token chunks read a prompt 6x slower than one-shot, 128-token ones
  * 1.2-1.35x (docs/benchmarks.md, "Long prompts").
  */
-const MIN_CHUNK = 256;
+const FIRST_CHUNK = 256;
+/** The smallest chunk: only a machine so busy that 128 tokens take over 0.5 s gets there; a cancel must still land within about a second. */
+const MIN_CHUNK = 64;
 
 /**
  * Reads a prompt into `sequence` in chunks before LlamaChat generates on it, so that reading a long
@@ -34,7 +36,7 @@ export async function prefillPrompt(sequence: LlamaContextSequence, tokens: read
   // The last token is LlamaChat's to evaluate: that evaluation yields the first generated token.
   const end = total - 1;
   onProgress?.({ processed: position, total, cached });
-  let size = Math.min(MIN_CHUNK, sequence.context.batchSize);
+  let size = Math.min(FIRST_CHUNK, sequence.context.batchSize);
   while (position < end) {
     if (signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled while reading the prompt");
     const chunk = wanted.slice(position, Math.min(end, position + size));
