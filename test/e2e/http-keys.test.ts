@@ -99,13 +99,14 @@ describe("scoped API keys: the openai client", () => {
 
   it("endpoints outside the key's globs: 403 naming the endpoint (completions, embeddings, Responses)", async () => {
     const client = openai(LIMITED);
-    const cases: Array<[Promise<unknown>, string]> = [
-      [client.completions.create({ model: "small", prompt: "x" }), "POST /v1/completions"],
-      [client.embeddings.create({ model: "small", input: "x" }), "POST /v1/embeddings"],
-      [client.responses.create({ model: "small", input: "x" }), "POST /v1/responses"],
+    // Each call made only when its turn comes: a refusal that lands while an earlier one is awaited would be unhandled.
+    const cases: Array<[() => Promise<unknown>, string]> = [
+      [() => client.completions.create({ model: "small", prompt: "x" }), "POST /v1/completions"],
+      [() => client.embeddings.create({ model: "small", input: "x" }), "POST /v1/embeddings"],
+      [() => client.responses.create({ model: "small", input: "x" }), "POST /v1/responses"],
     ];
     for (const [call, endpoint] of cases) {
-      const refused = await refusal<OpenAiRefusal>(call);
+      const refused = await refusal<OpenAiRefusal>(call());
       assert.equal(refused.status, 403);
       assert.deepEqual(refused.error, { message: `API key "limited" may not use the endpoint ${endpoint}`, type: "permission_error", param: null, code: "permission_denied" });
     }
@@ -113,8 +114,8 @@ describe("scoped API keys: the openai client", () => {
 
   it("a model refused on completions, embeddings and Responses (a key that may call them), in the OpenAI shape", async () => {
     const client = openai(EMBEDDER);
-    for (const call of [client.completions.create({ model: "big", prompt: "x" }), client.embeddings.create({ model: "big", input: "x" }), client.responses.create({ model: "big", input: "x" })]) {
-      const refused = await refusal<OpenAiRefusal>(call);
+    for (const call of [() => client.completions.create({ model: "big", prompt: "x" }), () => client.embeddings.create({ model: "big", input: "x" }), () => client.responses.create({ model: "big", input: "x" })]) {
+      const refused = await refusal<OpenAiRefusal>(call());
       assert.equal(refused.status, 403);
       assert.deepEqual(refused.error, { message: 'API key "embedder" may not use the model "big"', type: "permission_error", param: "model", code: "permission_denied" });
     }
