@@ -1,14 +1,15 @@
 // A client that goes away while its long prompt is read (serve-http, the built CLI, embedded
 // engine, a bench-shaped model with a 32 k context, one thread), on each dialect's stream: the
 // turn stops within a chunk of the reading, the process idles right after, and the retry of the
-// same conversation reports what was read before the cut as cached.
+// same conversation reports what was read before the cut as cached. No real client (Codex CLI,
+// Claude Code) is started here, only fetch on loopback; those run only inside `unshare --net`
+// (codex-long-prompt.test.ts, through test/helpers/client-process.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { ensureFixture } from "../fixtures/gguf/index.js";
-import { configYaml, localModel } from "../helpers/config-yaml.js";
-import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import type { HttpServer } from "../helpers/http-cli-server.js";
+import { startLongPromptServer } from "../helpers/long-prompt-server.js";
 import { LiveSse } from "../helpers/live-sse.js";
-import { LONG_PROMPT_SHAPE, longPromptText, promptReadLines } from "../helpers/long-prompt.js";
+import { longPromptText, promptReadLines } from "../helpers/long-prompt.js";
 import { readCpuSeconds } from "../helpers/proc-stats.js";
 import { waitUntil } from "../helpers/wait-until.js";
 
@@ -19,16 +20,8 @@ const READ_TIMEOUT_MS = 240_000;
 let server: HttpServer;
 
 before(async () => {
-  const model = await ensureFixture("bench", { shape: LONG_PROMPT_SHAPE });
-  server = await startHttpServer(
-    configYaml({
-      llama: { models: { default: localModel(model, { ctx_size: 32768, threads: 1, parallel: 1 }) } },
-      agents: { assistant: { temperature: 0, max_tokens: 4 } },
-    }),
-    [],
-    // Debug: the "reading the prompt" lines tell how far a Responses or Messages request got.
-    { LOCAL_AI_LOG_LEVEL: "debug" },
-  );
+  // Debug: the "reading the prompt" lines tell how far a Responses or Messages request got.
+  server = await startLongPromptServer({}, { LOCAL_AI_LOG_LEVEL: "debug" });
 });
 
 after(async () => {

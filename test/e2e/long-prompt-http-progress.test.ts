@@ -6,11 +6,10 @@
 // in events mode. Each answer still ends as its API says.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { ensureFixture } from "../fixtures/gguf/index.js";
-import { configYaml, localModel } from "../helpers/config-yaml.js";
-import { startHttpServer, type HttpServer } from "../helpers/http-cli-server.js";
+import type { HttpServer } from "../helpers/http-cli-server.js";
+import { startLongPromptServer } from "../helpers/long-prompt-server.js";
 import { LiveSse } from "../helpers/live-sse.js";
-import { LONG_PROMPT_SHAPE, longPromptText } from "../helpers/long-prompt.js";
+import { longPromptText } from "../helpers/long-prompt.js";
 import { assertEventShape as assertMessageEvent, loadMessagesTypes } from "../helpers/messages-types.js";
 import { assertEventShape as assertResponseEvent, loadResponsesTypes } from "../helpers/responses-types.js";
 
@@ -24,14 +23,7 @@ const MARGIN_MS = 1000;
 let server: HttpServer;
 
 before(async () => {
-  const model = await ensureFixture("bench", { shape: LONG_PROMPT_SHAPE });
-  server = await startHttpServer(
-    configYaml({
-      llama: { models: { default: localModel(model, { ctx_size: 32768, threads: 1, parallel: 1 }) } },
-      agents: { assistant: { temperature: 0, max_tokens: 4 } },
-      http: { keepalive_s: KEEPALIVE_S },
-    }),
-  );
+  server = await startLongPromptServer({ keepalive_s: KEEPALIVE_S });
 });
 
 after(async () => {
