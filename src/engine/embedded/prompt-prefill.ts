@@ -11,8 +11,16 @@ const CHUNK_TARGET_MS = 500;
  * 1.2-1.35x (docs/benchmarks.md, "Long prompts").
  */
 const FIRST_CHUNK = 256;
-/** The smallest chunk: only a machine so busy that 128 tokens take over 0.5 s gets there; a cancel must still land within about a second. */
+/** The smallest chunk near the start: only a machine so busy that 128 tokens take over 0.5 s gets there; a cancel must still land within about a second. */
 const MIN_CHUNK = 64;
+/**
+ * Deep in a prompt every evaluation reads the whole KV cache so far once more, a cost per chunk that
+ * grows with the position: at 10 k tokens on one thread 64-token chunks read 8 % slower than
+ * one-shot and 128-token ones 1 % (docs/benchmarks.md, "Chunk size against depth"). Past this
+ * position the floor is 128 tokens, about a second of work there on a laptop-class core.
+ */
+const DEEP_POSITION = 4096;
+const DEEP_MIN_CHUNK = 128;
 
 /**
  * Reads a prompt into `sequence` in chunks before LlamaChat generates on it, so that reading a long
@@ -44,16 +52,20 @@ export async function prefillPrompt(sequence: LlamaContextSequence, tokens: read
     await sequence.evaluateWithoutGeneratingNewTokens(chunk);
     position += chunk.length;
     const ms = performance.now() - started;
-    size = nextChunkSize(size, chunk.length, ms, sequence.context.batchSize);
+    size = nextChunkSize(size, chunk.length, ms, sequence.context.batchSize, position);
     onProgress?.({ processed: position === end ? total : position, total, cached });
   }
   if (signal.aborted) throw new RuntimeError("cancelled", "Generation cancelled while reading the prompt");
 }
 
-/** The chunk size that takes about CHUNK_TARGET_MS at the speed just measured, within [MIN_CHUNK, batchSize]. */
-export function nextChunkSize(current: number, evaluated: number, ms: number, batchSize: number): number {
-  if (evaluated < current || ms <= 0) return current;
+/**
+ * The chunk size that takes about CHUNK_TARGET_MS at the speed just measured, within [floor, batchSize],
+ * the floor being MIN_CHUNK, or DEEP_MIN_CHUNK once `position` (the tokens in the sequence) is past DEEP_POSITION.
+ */
+export function nextChunkSize(current: number, evaluated: number, ms: number, batchSize: number, position: number): number {
+  const floor = Math.min(position >= DEEP_POSITION ? DEEP_MIN_CHUNK : MIN_CHUNK, batchSize);
+  if (evaluated < current || ms <= 0) return Math.max(floor, current);
   const fitting = Math.round((evaluated / ms) * CHUNK_TARGET_MS);
   // At most 2x a step either way: one fast or slow chunk (a burst, a preempted thread) is not a speed.
-  return Math.max(Math.min(MIN_CHUNK, batchSize), Math.min(batchSize, fitting, current * 2), Math.floor(current / 2));
+  return Math.max(floor, Math.min(batchSize, fitting, current * 2), Math.floor(current / 2));
 }
