@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { request as httpRequest, type Agent } from "node:http";
 import { performance } from "node:perf_hooks";
-import type { ChatMessage, GenerateRequest } from "../src/engine/chat-types.js";
+import type { ChatMessage } from "../src/shared/conversation/chat-message.js";
+import type { GenerateRequest } from "../src/engine/chat-types.js";
 import type { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 
 /** What bench:http measures of one streamed turn, on either side (serve-http or the engine in process). */

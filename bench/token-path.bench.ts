@@ -7,7 +7,7 @@ import type { EngineChunk } from "../src/engine/chat-types.js";
 import { EmbeddedEngine } from "../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../src/engine/embedded/llama-runtime.js";
 import type { Engine } from "../src/engine/engine.js";
-import { ManagedEngine } from "../src/engine/managed-engine.js";
+import { ManagedEngine } from "../src/engine/scheduler/managed-engine.js";
 import { AsyncQueue } from "../src/shared/async-queue.js";
 import { toEventFields } from "../src/wire/agent-event-fields.js";
 import { ensureFixture } from "../test/fixtures/gguf/index.js";

@@ -1,5 +1,5 @@
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { ChatMessage, ContentPart } from "../engine/chat-types.js";
+import type { ChatMessage, ContentPart } from "../shared/conversation/chat-message.js";
 import { textContent } from "./acp-updates.js";
 import { toolDisplay } from "./tool-display.js";
 

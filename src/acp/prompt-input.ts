@@ -1,5 +1,5 @@
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { ContentPart } from "../engine/chat-types.js";
+import type { ContentPart } from "../shared/conversation/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 
 /**

@@ -1,4 +1,5 @@
-import type { ChatMessage, ToolCall, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";

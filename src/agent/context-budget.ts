@@ -1,4 +1,5 @@
-import type { ChatMessage, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage } from "../shared/conversation/chat-message.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { messageTokens } from "./message-tokens.js";

@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart } from "../engine/chat-types.js";
+import type { ChatMessage, ContentPart } from "../shared/conversation/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { base64Bytes } from "../tools/mcp/call-result.js";
 import type { McpContent, ToolProvider } from "../tools/tool-types.js";

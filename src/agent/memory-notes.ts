@@ -1,5 +1,5 @@
 import type { AgentConfig } from "../config/schema.js";
-import type { ChatMessage } from "../engine/chat-types.js";
+import type { ChatMessage } from "../shared/conversation/chat-message.js";
 import type { Engine } from "../engine/engine.js";
 import type { MemoryIndex } from "../store/store-types.js";
 import { memoryPreamble } from "./prompt.js";

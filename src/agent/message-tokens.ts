@@ -1,4 +1,4 @@
-import { contentText, type ChatMessage } from "../engine/chat-types.js";
+import { contentText, type ChatMessage } from "../shared/conversation/chat-message.js";
 
 /** What a chat template adds around each message (role markers, separators): a safe margin. */
 const PER_MESSAGE_OVERHEAD = 8;

@@ -1,4 +1,6 @@
-import type { ChatMessage, FinishReason, GenerateRequest, ToolCall, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
+import type { FinishReason, GenerateRequest } from "../engine/chat-types.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { Engine } from "../engine/engine.js";
 import type { EmitEvent } from "./events.js";
 import { extractTextToolCalls, type TextToolCall } from "./text-tool-calls.js";

@@ -1,4 +1,4 @@
-import { contentText, type ChatMessage, type ContentPart } from "../engine/chat-types.js";
+import { contentText, type ChatMessage, type ContentPart } from "../shared/conversation/chat-message.js";
 import type { MemorySnippet } from "../store/store-types.js";
 
 /** A deliberately rough estimate (about 3.5 characters a token): it only decides what to trim. */

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { randomBytes } from "node:crypto";
 import type { AgentConfig } from "../config/schema.js";
-import type { ChatMessage } from "../engine/chat-types.js";
+import type { ChatMessage } from "../shared/conversation/chat-message.js";
 import type { Engine, LoadProgress } from "../engine/engine.js";
-import type { ModelLoadEvent } from "../engine/scheduler-types.js";
+import type { ModelLoadEvent } from "../engine/scheduler/scheduler-types.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { Checkpoint } from "../store/store-types.js";

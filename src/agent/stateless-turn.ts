@@ -1,8 +1,10 @@
-import type { ModelLoadEvent } from "../engine/scheduler-types.js";
+import type { ModelLoadEvent } from "../engine/scheduler/scheduler-types.js";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, SamplingOverrides, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage } from "../shared/conversation/chat-message.js";
+import type { SamplingOverrides } from "../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";

@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../engine/chat-types.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import type { ToolDescriptor, ToolProvider } from "../tools/tool-types.js";
 import type { EmitEvent } from "./events.js";

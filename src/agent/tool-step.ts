@@ -1,6 +1,6 @@
-import type { ToolCall } from "../engine/chat-types.js";
+import type { ToolCall } from "../shared/conversation/chat-message.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
-import type { ImagePart } from "../shared/chat-message.js";
+import type { ImagePart } from "../shared/conversation/chat-message.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { needsApproval } from "../tools/approval-policy.js";
 import type { ElicitationAnswer, ToolCallResult, ToolDescriptor, ToolProgress, ToolProvider } from "../tools/tool-types.js";

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
 import type { ElicitationRequest } from "../tools/tool-types.js";
 import type { EmitEvent, FinalFinishReason, LoopAbortReason } from "./events.js";
 

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/schema.js";
-import type { SamplingOverrides } from "../engine/chat-types.js";
+import type { SamplingOverrides } from "../shared/conversation/sampling-overrides.js";
 import type { Engine } from "../engine/engine.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { HistoryReader, MemoryIndex, SessionStore } from "../store/store-types.js";

@@ -1,5 +1,7 @@
 import type { AgentConfig, Config } from "../config/schema.js";
-import type { ChatMessage, SamplingOverrides, ToolSpec } from "../engine/chat-types.js";
+import type { ChatMessage } from "../shared/conversation/chat-message.js";
+import type { SamplingOverrides } from "../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { ToolDescriptor } from "../tools/tool-types.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
 
 /** The mutable state of one turn; what the L2 checkpoint stores after each step. */
 export interface TurnState {

@@ -3,6 +3,7 @@ import { parseByteSize } from "../shared/byte-size.js";
 import { httpKeySchema, httpSchema, RESERVED_KEY_NAMES } from "./http-schema.js";
 import { LOG_LEVELS, type LogLevel } from "./log-levels.js";
 import { STDIO_DEFAULTS } from "./stdio-defaults.js";
+import { ENGINE_KINDS } from "./engine-kinds.js";
 
 /**
  * The config contract (see docs/config.md). Objects are strict: a misspelt key is reported,
@@ -49,7 +50,7 @@ export const stdioSchema = z.strictObject({
 });
 
 export const modelSchema = z.strictObject({
-  engine: z.enum(["embedded", "llama-server", "openai"]).default("embedded"),
+  engine: z.enum(ENGINE_KINDS).default("embedded"),
   /** A local GGUF path, or a reference (https URL, hf:owner/repo:QUANT) that `local-ai pull` downloads. */
   path: z.string().min(1).nullable().default(null),
   /** A reference in `path` that is not downloaded yet: "never" = model_missing with the `local-ai pull` fix; "auto" = download at warm-up. */

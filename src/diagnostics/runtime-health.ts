@@ -1,5 +1,5 @@
 import type { EngineHealth } from "../engine/engine.js";
-import type { MemoryNeed } from "../engine/scheduler-types.js";
+import type { MemoryNeed } from "../engine/scheduler/scheduler-types.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /**

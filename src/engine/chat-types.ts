@@ -1,16 +1,8 @@
-import type { ModelLoadEvent } from "./scheduler-types.js";
-/** What engines take and stream. The message types live in shared/ (the store keeps them too). */
-import type { ChatMessage, ToolCall } from "../shared/chat-message.js";
-
-export type { ChatMessage, ContentPart, ToolCall } from "../shared/chat-message.js";
-export { contentText } from "../shared/chat-message.js";
-
-/** A tool the model may call; `parameters` is a JSON Schema object. */
-export interface ToolSpec {
-  name: string;
-  description?: string;
-  parameters: Record<string, unknown>;
-}
+import type { ModelLoadEvent } from "./scheduler/scheduler-types.js";
+/** What engines take and stream. The conversation's words (messages, tools, sampling) live in shared/conversation/: the store and every front door use them too. */
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
+import type { ReasoningEffort, ResponseFormat, ToolChoice } from "../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 
 /** `content_filter`: an OpenAI-compatible upstream withheld or cut the answer (a refusal). */
 export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled" | "content_filter";
@@ -40,32 +32,6 @@ export interface PromptProgress {
   processed: number;
   total: number;
   cached: number;
-}
-
-/** OpenAI `response_format`: free text, any JSON object, or JSON matching a schema. */
-export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
-
-/** OpenAI `tool_choice`: whether (and which) tool the model must call. */
-export type ToolChoice = "auto" | "none" | "required" | { name: string };
-
-/** How much the model should think (OpenAI `reasoning_effort` / Responses `reasoning.effort`). */
-export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
-
-/** Per-request sampling and output controls (OpenAI fields) that override the agent's config. */
-export interface SamplingOverrides {
-  temperature?: number;
-  topP?: number;
-  /** Sample from the k most likely tokens (Anthropic's and llama.cpp's top_k); not an OpenAI field. */
-  topK?: number;
-  maxTokens?: number;
-  stop?: string[];
-  seed?: number;
-  frequencyPenalty?: number;
-  presencePenalty?: number;
-  responseFormat?: ResponseFormat;
-  toolChoice?: ToolChoice;
-  parallelToolCalls?: boolean;
-  reasoningEffort?: ReasoningEffort;
 }
 
 export interface GenerateRequest {

@@ -1,7 +1,8 @@
 import type { ModelConfig } from "../config/schema.js";
 import { driverOf } from "./drivers/engine-drivers.js";
 import type { ModelCapabilities } from "./drivers/engine-driver.js";
-import type { Engine, EngineKind } from "./engine.js";
+import type { Engine } from "./engine.js";
+import type { EngineKind } from "../config/engine-kinds.js";
 
 export interface ModelDescription {
   engine: EngineKind;

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
+import type { EngineChunk, GenerateRequest } from "./chat-types.js";
+import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
 import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
 import type { RerankRequest, RerankResult } from "./rerank-types.js";
-import type { ModelLoadEvent } from "./scheduler-types.js";
+import type { ModelLoadEvent } from "./scheduler/scheduler-types.js";
 import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "./tokenize-types.js";
-
-export type EngineKind = "embedded" | "llama-server" | "openai";
+import type { EngineKind } from "../config/engine-kinds.js";
 
 /** stopped -> starting -> ready; degraded = serving on a lower tier; down = not serving (circuit open, crashed). */
 export type EngineState = "stopped" | "starting" | "ready" | "degraded" | "down";

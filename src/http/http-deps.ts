@@ -1,4 +1,4 @@
-import type { PsReport } from "../engine/model-ps.js";
+import type { PsReport } from "../engine/scheduler/model-ps.js";
 import type { Logger } from "pino";
 import type { StatelessTurnOptions, TurnOptions, TurnRequest } from "../agent/turn-request.js";
 import type { StatelessTurnRequest } from "../agent/stateless-turn.js";

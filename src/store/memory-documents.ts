@@ -1,6 +1,6 @@
 import { open, readdir } from "node:fs/promises";
 import path from "node:path";
-import { contentText, type ChatMessage } from "../shared/chat-message.js";
+import { contentText, type ChatMessage } from "../shared/conversation/chat-message.js";
 import { isNotFound } from "./atomic-file.js";
 import { truncate } from "./memory-terms.js";
 import type { HistoryEntry } from "./store-types.js";

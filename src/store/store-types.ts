@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "../shared/chat-message.js";
+import type { ChatMessage, ToolCall } from "../shared/conversation/chat-message.js";
 
 /** One persisted history line: the messages a finished turn added to the conversation. */
 export interface HistoryEntry {

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { before, describe, it } from "node:test";
-import type { ChatMessage } from "../../src/engine/chat-types.js";
+import type { ChatMessage } from "../../src/shared/conversation/chat-message.js";
 import { agentsYaml, echoToolYaml } from "../helpers/agents-yaml.js";
 import { PtyCli } from "../helpers/pty-cli.js";
 import { tempConfig } from "../helpers/temp-config.js";

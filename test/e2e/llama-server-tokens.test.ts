@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
 import { pino } from "pino";
-import type { ToolSpec } from "../../src/engine/chat-types.js";
+import type { ToolSpec } from "../../src/shared/conversation/tool-spec.js";
 import { EmbeddedEngine } from "../../src/engine/embedded/embedded-engine.js";
 import { LlamaRuntime } from "../../src/engine/embedded/llama-runtime.js";
 import { HelpProbe } from "../../src/engine/llama-server/help-probe.js";

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it, type TestContext } from "node:test";
 import { modelSchema, type ModelConfig } from "../../src/config/schema.js";
-import type { EngineChunk, GenerateRequest, ToolSpec } from "../../src/engine/chat-types.js";
+import type { EngineChunk, GenerateRequest } from "../../src/engine/chat-types.js";
+import type { ToolSpec } from "../../src/shared/conversation/tool-spec.js";
 import { OpenAiEngine } from "../../src/engine/openai/openai-engine.js";
 import { isRuntimeError } from "../../src/shared/runtime-error.js";
 import { DEMO_SENTENCE, ensureFixture } from "../fixtures/gguf/index.js";

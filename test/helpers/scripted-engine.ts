@@ -1,4 +1,5 @@
-import type { ChatMessage, EngineChunk, GenerateRequest } from "../../src/engine/chat-types.js";
+import type { ChatMessage } from "../../src/shared/conversation/chat-message.js";
+import type { EngineChunk, GenerateRequest } from "../../src/engine/chat-types.js";
 import type { Engine, EngineHealth } from "../../src/engine/engine.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 

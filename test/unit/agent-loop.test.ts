@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
-import type { ChatMessage } from "../../src/engine/chat-types.js";
+import type { ChatMessage } from "../../src/shared/conversation/chat-message.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { agentHarness, eventTrail } from "../helpers/agent-harness.js";
 import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";

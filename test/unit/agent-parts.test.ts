@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fitContext } from "../../src/agent/context-budget.js";
 import { memoryPreamble, renderForModel } from "../../src/agent/prompt.js";
-import type { ToolSpec } from "../../src/engine/chat-types.js";
+import type { ToolSpec } from "../../src/shared/conversation/tool-spec.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { extractTextToolCalls } from "../../src/agent/text-tool-calls.js";
 import { ThinkSplitter } from "../../src/agent/think-splitter.js";
 import { checkToolArguments } from "../../src/agent/tool-arguments.js";
 import { capToolOutput, previewOf, unansweredCalls } from "../../src/agent/turn-state.js";
-import type { ChatMessage } from "../../src/engine/chat-types.js";
+import type { ChatMessage } from "../../src/shared/conversation/chat-message.js";
 import type { ToolDescriptor } from "../../src/tools/tool-types.js";
 
 function splitAll(deltas: string[]): { text: string; thinking: string } {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { countedStream, type StreamHooks } from "../../src/engine/counted-stream.js";
+import { countedStream, type StreamHooks } from "../../src/engine/scheduler/counted-stream.js";
 
 /** Hooks that record their calls in order. */
 function recorder(admitted: () => Promise<boolean> = async () => false): { hooks: StreamHooks; calls: string[] } {

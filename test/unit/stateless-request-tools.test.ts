@@ -3,7 +3,9 @@
 // a gated call pauses a `pausable` turn, and a later turn resumes it from the conversation.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ChatMessage, EngineChunk, ToolSpec } from "../../src/engine/chat-types.js";
+import type { ChatMessage } from "../../src/shared/conversation/chat-message.js";
+import type { EngineChunk } from "../../src/engine/chat-types.js";
+import type { ToolSpec } from "../../src/shared/conversation/tool-spec.js";
 import { agentHarness } from "../helpers/agent-harness.js";
 import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";
 import { callTool, say, ScriptedEngine } from "../helpers/scripted-engine.js";

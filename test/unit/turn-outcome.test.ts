@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TurnOutcome } from "../../src/agent/turn-outcome.js";
-import type { ToolSpec } from "../../src/engine/chat-types.js";
+import type { ToolSpec } from "../../src/shared/conversation/tool-spec.js";
 import { openAiFinishReason } from "../../src/http/openai/completion.js";
 import { agentHarness } from "../helpers/agent-harness.js";
 import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";

@@ -1,5 +1,5 @@
 import type { EngineHealth } from "../../engine/engine.js";
-import { isLoaded } from "../../engine/managed-engine.js";
+import { isLoaded } from "../../engine/scheduler/managed-engine.js";
 import type { CheckResult } from "../doctor-report.js";
 import type { MemoryUse } from "../runtime-health.js";
 import { ok } from "../check-result.js";

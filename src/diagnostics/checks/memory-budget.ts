@@ -1,6 +1,6 @@
 import type { Config } from "../../config/schema.js";
 import { driverOf } from "../../engine/drivers/engine-drivers.js";
-import { resolveMemoryBudget, type BudgetSource } from "../../engine/memory-budget.js";
+import { resolveMemoryBudget, type BudgetSource } from "../../engine/scheduler/memory-budget.js";
 import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
 import type { ModelPlanEntry } from "../../engine/plan/plan-types.js";
 import { formatBytes } from "../../shared/format-bytes.js";

@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { Config, ModelConfig } from "../../config/schema.js";
 import type { ChildRegistry } from "../../shared/process/child-registry.js";
 import type { LlamaRuntime } from "../embedded/llama-runtime.js";
-import type { Engine, EngineKind } from "../engine.js";
+import type { Engine } from "../engine.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 import type { HelpProbe } from "../llama-server/help-probe.js";
 import type { ModelFileSource } from "../model-file.js";
 

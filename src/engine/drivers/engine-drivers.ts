@@ -1,6 +1,6 @@
 import type { ModelConfig } from "../../config/schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import type { EngineKind } from "../engine.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 import { embeddedDriver } from "./embedded-driver.js";
 import type { EngineDriver } from "./engine-driver.js";
 import { llamaServerDriver } from "./llama-server-driver.js";

@@ -1,6 +1,7 @@
 import type { Llama, LlamaGrammar, LLamaContextualRepeatPenalty } from "node-llama-cpp";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import type { GenerateRequest, ToolSpec } from "../chat-types.js";
+import type { GenerateRequest } from "../chat-types.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { stripUnsupported } from "../llama/to-chat-functions.js";
 
 /**

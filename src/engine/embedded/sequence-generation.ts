@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ChatWrapper, Llama, LlamaContextSequence } from "node-llama-cpp";
-import type { EngineChunk, FinishReason, GenerateRequest, ToolCall } from "../chat-types.js";
+import type { EngineChunk, FinishReason, GenerateRequest } from "../chat-types.js";
+import type { ToolCall } from "../../shared/conversation/chat-message.js";
 import { grammarFor, offeredTools, repeatPenaltyOf } from "./generation-options.js";
 import { toChatFunctions } from "../llama/to-chat-functions.js";
 import { toChatHistory, withOpenModelTurn } from "../llama/to-chat-history.js";

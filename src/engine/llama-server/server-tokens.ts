@@ -2,7 +2,8 @@
 // (/tokenize), its chat template (/apply-template, which renders `tools` the way a chat request
 // would), and the context a slot really has (/props). See docs/engines.md.
 import type { Logger } from "pino";
-import type { ChatMessage, ToolSpec } from "../chat-types.js";
+import type { ChatMessage } from "../../shared/conversation/chat-message.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { toOpenAiMessages, toOpenAiTools } from "../openai/openai-request.js";
 import { callServer, errorMessageOf, type ServerEndpoint } from "./server-http.js";
 

@@ -1,5 +1,5 @@
 import type { ChatModelFunctions, GbnfJsonSchema } from "node-llama-cpp";
-import type { ToolSpec } from "../chat-types.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 
 /**
  * Tool specs to node-llama-cpp functions. node-llama-cpp turns each params schema into a grammar,

@@ -1,5 +1,5 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from "node-llama-cpp";
-import { contentText, type ChatMessage } from "../chat-types.js";
+import { contentText, type ChatMessage } from "../../shared/conversation/chat-message.js";
 
 /**
  * Our OpenAI-shaped messages to node-llama-cpp's chat history. A tool result is attached to the

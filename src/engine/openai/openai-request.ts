@@ -5,7 +5,9 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { ChatMessage, GenerateRequest, ToolSpec } from "../chat-types.js";
+import type { ChatMessage } from "../../shared/conversation/chat-message.js";
+import type { GenerateRequest } from "../chat-types.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 
 export function toOpenAiMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
   return messages.map((message): ChatCompletionMessageParam => {

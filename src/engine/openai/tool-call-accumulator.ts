@@ -1,7 +1,8 @@
 // Reassembles streamed OpenAI tool-call deltas (keyed by `index`, possibly interleaved when the
 // model calls several tools in parallel) into our start / delta / complete chunk sequence.
 import { randomBytes } from "node:crypto";
-import type { EngineChunk, ToolCall } from "../chat-types.js";
+import type { EngineChunk } from "../chat-types.js";
+import type { ToolCall } from "../../shared/conversation/chat-message.js";
 
 /** The fields of an OpenAI `delta.tool_calls[]` entry that we use. */
 export interface ToolCallDelta {

@@ -1,6 +1,6 @@
 import { estimateUsage, ramOf, sum, vramOf, type ModelEstimator, type Usage } from "./estimator.js";
 import { driverOf } from "../drivers/engine-drivers.js";
-import type { EngineKind } from "../engine.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 import { fits, hasGpu } from "./memory-fit.js";
 import { contextLabel, describePlan, type LayerChoice } from "./describe-plan.js";
 import { planError } from "./plan-alternatives.js";

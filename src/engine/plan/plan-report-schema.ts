@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ERROR_CODES } from "../../shared/runtime-error.js";
+import { ENGINE_KINDS } from "../../config/engine-kinds.js";
 
 /**
  * The plan report as it leaves the process (`plan --json`, the stdio `plan` result and its error
@@ -65,7 +66,7 @@ export const modelPlanEntryJsonSchema = z.strictObject({
   name: z.string(),
   /** The reference (or path) planned when it was given instead of a configured model (`plan --model REF`, the pull fit check). */
   ref: z.string().optional(),
-  engine: z.enum(["embedded", "llama-server", "openai"]),
+  engine: z.enum(ENGINE_KINDS),
   status: z.enum(["ok", "error"]),
   remote: z.strictObject({ base_url: z.string(), model: z.string().nullable(), summary: z.string() }).optional(),
   model: modelFactsJsonSchema.optional(),

@@ -1,5 +1,6 @@
 import type { ErrorCode } from "../../shared/runtime-error.js";
 import type { ToolSchemaShare } from "./tool-schema-budget.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 
 /**
  * The shapes `local-ai plan --json` and the stdio `plan` method return. Sizes are bytes (numbers:
@@ -86,7 +87,7 @@ export interface ModelPlanEntry {
   name: string;
   /** The model reference (or path) planned, when it was given instead of a configured model (`plan --model REF`, the pull fit check). */
   ref?: string;
-  engine: "embedded" | "llama-server" | "openai";
+  engine: EngineKind;
   status: "ok" | "error";
   /** openai models: where requests go; there is nothing to plan locally. */
   remote?: { baseUrl: string; model: string | null; summary: string };

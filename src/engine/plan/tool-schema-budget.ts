@@ -1,6 +1,7 @@
 import type { LlamaModel } from "node-llama-cpp";
 import type { Config, ModelConfig } from "../../config/schema.js";
-import type { GenerateRequest, ToolSpec } from "../chat-types.js";
+import type { GenerateRequest } from "../chat-types.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { driverOf } from "../drivers/engine-drivers.js";
 import { promptTokensFor } from "../llama/prompt-tokens.js";
 import { checkGgufFile } from "../gguf/check-gguf-file.js";

@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart, ToolCall } from "../../engine/chat-types.js";
+import type { ChatMessage, ContentPart, ToolCall } from "../../shared/conversation/chat-message.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { MessageParam, MessagesRequest } from "./messages-schema.js";
 

@@ -1,4 +1,5 @@
-import type { SamplingOverrides, ToolChoice, ToolSpec } from "../../engine/chat-types.js";
+import type { SamplingOverrides, ToolChoice } from "../../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { toSamplingOverrides } from "../sampling-overrides.js";
 import type { MessagesRequest } from "./messages-schema.js";

@@ -1,6 +1,6 @@
 import type { TurnOutcome, TurnUsage } from "../../agent/turn-outcome.js";
 import { timingsField, type PromptTimings } from "../../wire/prompt-timings.js";
-import type { ToolCall } from "../../engine/chat-types.js";
+import type { ToolCall } from "../../shared/conversation/chat-message.js";
 
 /** One turn as OpenAI objects: ids, the completion, and the chunks of its stream. */
 

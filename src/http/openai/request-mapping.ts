@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
-import type { ChatMessage, SamplingOverrides, ToolSpec } from "../../engine/chat-types.js";
+import type { ChatMessage } from "../../shared/conversation/chat-message.js";
+import type { SamplingOverrides } from "../../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { isSafeId } from "../../shared/safe-id.js";
 import { toSamplingOverrides } from "../sampling-overrides.js";
 import { RuntimeError } from "../../shared/runtime-error.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { elicitationAnswerSchema } from "../../wire/elicitation-answer-schema.js";
-import type { ContentPart } from "../../engine/chat-types.js";
+import type { ContentPart } from "../../shared/conversation/chat-message.js";
 import { contentPartSchema, textPartSchema } from "../../shared/content-part-schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { parseBody } from "../parse-body.js";

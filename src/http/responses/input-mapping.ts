@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart, ToolCall } from "../../engine/chat-types.js";
+import type { ChatMessage, ContentPart, ToolCall } from "../../shared/conversation/chat-message.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { HttpError } from "../http-error.js";
 import { parseInputItem, type InputItem, type ItemReference } from "./responses-schema.js";

@@ -1,7 +1,7 @@
 import { promptTimings, type PromptTimings } from "../../wire/prompt-timings.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
-import type { ToolCall } from "../../engine/chat-types.js";
+import type { ToolCall } from "../../shared/conversation/chat-message.js";
 import {
   itemId,
   responseObject,

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "../../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../../shared/conversation/chat-message.js";
 import type { IndexedItem } from "./input-mapping.js";
 import { itemId, outputText, type ResponseIdentity, type ResponseObject } from "./response-object.js";
 import type { StoredResponse } from "./response-store.js";

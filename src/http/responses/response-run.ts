@@ -11,7 +11,7 @@ import type { ResponseStore } from "./response-store.js";
 import type { ResponseTurn } from "./response-turn.js";
 import type { RequestMcpTools } from "./request-mcp-tools.js";
 import { unansweredCalls } from "../../agent/turn-state.js";
-import type { ChatMessage } from "../../engine/chat-types.js";
+import type { ChatMessage } from "../../shared/conversation/chat-message.js";
 
 export interface RunResponseOptions {
   run: RunTurn;

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
-import type { ChatMessage } from "../../engine/chat-types.js";
+import type { ChatMessage } from "../../shared/conversation/chat-message.js";
 import { ensurePrivateDir } from "../../shared/private-dir.js";
 import type { ResponseStoreSettings } from "../http-deps.js";
 import { fsyncCreatedDirs, fsyncDir, isNotFound, writeFileAtomic } from "../../store/atomic-file.js";

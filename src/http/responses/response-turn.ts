@@ -1,4 +1,6 @@
-import type { ChatMessage, SamplingOverrides, ToolCall, ToolSpec } from "../../engine/chat-types.js";
+import type { ChatMessage, ToolCall } from "../../shared/conversation/chat-message.js";
+import type { SamplingOverrides } from "../../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { HttpError } from "../http-error.js";
 import { toSamplingOverrides } from "../sampling-overrides.js";

@@ -1,4 +1,5 @@
-import type { ToolChoice, ToolSpec } from "../../engine/chat-types.js";
+import type { ToolChoice } from "../../shared/conversation/sampling-overrides.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { IndexedItem } from "./input-mapping.js";
 import { functionToolSchema, namespaceToolSchema, type FunctionTool, type ResponsesRequest } from "./responses-schema.js";

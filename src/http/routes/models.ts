@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { ModelPsEntry } from "../../engine/model-ps.js";
+import type { ModelPsEntry } from "../../engine/scheduler/model-ps.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { requestKeyScope } from "../request-key.js";

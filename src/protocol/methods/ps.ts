@@ -1,4 +1,4 @@
-import type { PsReport } from "../../engine/model-ps.js";
+import type { PsReport } from "../../engine/scheduler/model-ps.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
 
 /**

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { doctorReportSchema } from "../../diagnostics/doctor-report-schema.js";
 import { planReportJsonSchema } from "../../engine/plan/plan-report-schema.js";
 import { agentEventSchema } from "../../wire/agent-event-schema.js";
+import { ENGINE_KINDS } from "../../config/engine-kinds.js";
 
 /**
  * What each stdio method answers and streams, as zod schemas. Each method names its own in the
@@ -118,7 +119,7 @@ export const psResult = z.strictObject({
   models: z.array(
     z.strictObject({
       name: z.string(),
-      engine: z.enum(["embedded", "llama-server", "openai"]),
+      engine: z.enum(ENGINE_KINDS),
       status: z.enum(["loaded", "loading", "queued", "unloaded", "failed"]),
       memory: z.strictObject({ ram_bytes: bytes, vram_bytes: bytes, measured: z.boolean() }),
       expires_at: z.string().nullable(),

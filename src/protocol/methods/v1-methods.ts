@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { DoctorReport } from "../../diagnostics/doctor-report.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
-import type { PsReport } from "../../engine/model-ps.js";
+import type { PsReport } from "../../engine/scheduler/model-ps.js";
 import type { SessionRunner } from "../../agent/session-runner.js";
 import type { MethodDefinition, MethodTable } from "../method.js";
 import type { MetricsRecorder } from "../../shared/metrics-recorder.js";

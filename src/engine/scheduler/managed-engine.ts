@@ -1,16 +1,19 @@
 import type { Logger } from "pino";
-import type { MetricsRecorder } from "../shared/metrics-recorder.js";
-import { RuntimeError } from "../shared/runtime-error.js";
-import type { EngineChunk, GenerateRequest, ToolSpec } from "./chat-types.js";
-import type { CompletionChunk, CompletionRequest } from "./completion-types.js";
+import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
+import type { EngineChunk, GenerateRequest } from "../chat-types.js";
+import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
+import type { CompletionChunk, CompletionRequest } from "../completion-types.js";
 import { countedStream } from "./counted-stream.js";
 import { loadProgressEvents } from "./load-progress-events.js";
-import type { EmbedRequest, EmbedResult } from "./embedding-types.js";
-import type { Engine, EngineCapabilities, EngineHealth, EngineKind, WarmUpOptions } from "./engine.js";
+import type { EmbedRequest, EmbedResult } from "../embedding-types.js";
+import type { Engine, EngineCapabilities, EngineHealth, WarmUpOptions } from "../engine.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 import { ModelAdmission } from "./model-admission.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
-import type { RerankRequest, RerankResult } from "./rerank-types.js";
-import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "./tokenize-types.js";
+import type { RerankRequest, RerankResult } from "../rerank-types.js";
+import type { DetokenizeRequest, TokenizeRequest, TokenizeResult } from "../tokenize-types.js";
+import { driverOf } from "../drivers/engine-drivers.js";
 
 export interface ManagedEngineOptions {
   /** Unload after this long without use (llama.models.<name>.idle_unload_s); null = never. */
@@ -73,8 +76,9 @@ export class ManagedEngine implements Engine, ScheduledModel {
     private readonly options: ManagedEngineOptions,
   ) {
     this.current = first;
-    // An openai model has nothing to load locally: its calls are never told `loading`.
-    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => first.kind === "openai" || isLoaded(this.current.health()));
+    // A kind with no local weights (openai) has nothing to load here: its calls are never told `loading`.
+    const remote = driverOf(first.kind).local === null;
+    this.admission = options.scheduler === undefined ? null : new ModelAdmission(options.scheduler, this, () => remote || isLoaded(this.current.health()));
     this.kind = first.kind;
     this.capabilities = first.capabilities;
     this.modelName = first.modelName;

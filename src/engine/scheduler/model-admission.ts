@@ -1,4 +1,4 @@
-import { RuntimeError } from "../shared/runtime-error.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 import type { ModelScheduler, Reservation, ScheduledModel } from "./model-scheduler.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
 

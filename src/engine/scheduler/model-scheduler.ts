@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { MetricsRecorder } from "../shared/metrics-recorder.js";
-import { RuntimeError } from "../shared/runtime-error.js";
+import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 import { fitsBeside, tooLarge } from "./scheduler-fit.js";
 import type { MemoryNeed, ModelLoadEvent, SchedulerClock } from "./scheduler-types.js";
 

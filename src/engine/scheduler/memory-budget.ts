@@ -1,7 +1,7 @@
 import type { Llama } from "node-llama-cpp";
-import type { Config } from "../config/schema.js";
-import { parseByteSize } from "../shared/byte-size.js";
-import { probeHardware } from "./plan/hardware.js";
+import type { Config } from "../../config/schema.js";
+import { parseByteSize } from "../../shared/byte-size.js";
+import { probeHardware } from "../plan/hardware.js";
 import type { MemoryNeed } from "./scheduler-types.js";
 
 /** Where one pool's budget came from: a configured size, or `auto` (what is free less the margin). */

@@ -1,4 +1,4 @@
-import type { LoadProgress } from "./engine.js";
+import type { LoadProgress } from "../engine.js";
 import type { ModelLoadEvent } from "./scheduler-types.js";
 
 /**

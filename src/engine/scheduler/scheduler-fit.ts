@@ -1,5 +1,5 @@
-import { formatBytes } from "../shared/format-bytes.js";
-import { RuntimeError } from "../shared/runtime-error.js";
+import { formatBytes } from "../../shared/format-bytes.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 import type { MemoryNeed } from "./scheduler-types.js";
 
 /** Whether `need` fits beside what is `used` within `budget`, in both pools. */

@@ -1,5 +1,5 @@
-import type { Config } from "../config/schema.js";
-import type { EngineKind } from "./engine.js";
+import type { Config } from "../../config/schema.js";
+import type { EngineKind } from "../../config/engine-kinds.js";
 import { isLoaded, type ManagedEngine } from "./managed-engine.js";
 import type { ModelScheduler } from "./model-scheduler.js";
 import type { MemoryNeed } from "./scheduler-types.js";
