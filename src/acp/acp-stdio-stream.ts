@@ -1,33 +1,37 @@
-import type { Readable } from "node:stream";
 import { RequestError, type AnyMessage, type Stream } from "@agentclientprotocol/sdk";
 import type { Logger } from "pino";
 import type { LineOutput } from "../stdio/line-output.js";
 import type { LineItem } from "../shared/line-splitter.js";
-import { runStdioReadLoop } from "../stdio/stdio-read-loop.js";
 import type { RequestGate } from "./request-gate.js";
 
 export interface AcpStdioStreamOptions {
-  input: Readable;
   sink: LineOutput;
   gate: RequestGate;
   /** stdio.max_line_bytes: a longer line is discarded as it streams and answered, and reading goes on. */
   maxLineBytes: number;
   logger: Logger;
-  /** Runs at stdin EOF before the SDK is told the stream ended (it then closes the connection). */
-  beforeEnd: () => Promise<void>;
-  /** True once the server is stopping: lines read from now on are ignored. */
-  stopping: () => boolean;
+}
+
+/** The SDK's stream, and the line server's side of it. */
+export interface AcpStdioStream {
+  stream: Stream;
+  /** Resolves once the connection asks for a message and fewer than the limit of requests are open (or the stream ended). */
+  admit: () => Promise<void>;
+  /** One line read by the line server: to the connection as a message, or answered here when it is not one. */
+  handle: (item: LineItem) => Promise<void>;
+  /** Ends the stream: the connection then closes. */
+  end: () => void;
 }
 
 /**
  * The SDK's `Stream` over our stdio, instead of its ndJsonStream, for the rules every stdio front
- * door keeps: lines are read by the read loop all stdio servers share (stdio/stdio-read-loop.ts),
- * capped by our splitter (the SDK's would end the connection on one long
+ * door keeps: lines are read by the line server (stdio/line-server.ts) and handed in here one at
+ * a time, capped by our splitter (the SDK's would end the connection on one long
  * line), a line that is not JSON is answered -32700 and reading goes on, every outbound message
  * leaves through one ordered sink, and a message that cannot be serialised becomes an error
  * answer for its id instead of tearing the connection down.
  */
-export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
+export function acpStdioStream(options: AcpStdioStreamOptions): AcpStdioStream {
   const { sink, gate, logger } = options;
   const answerProtocolError = (error: RequestError): Promise<void> => sink.push(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: error.toErrorResponse() })}\n`);
 
@@ -50,45 +54,28 @@ export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
     return value as AnyMessage;
   };
 
-  // The connection pulls one message at a time; the read loop reads the next line only then.
+  // The connection pulls one message at a time; the next line is read only then.
   let pullPending: (() => void) | null = null;
   let loopWaiting: (() => void) | null = null;
-  let cancelled = false;
-  const pulled = (): Promise<void> => (pullPending !== null || cancelled ? Promise.resolve() : new Promise((resolve) => (loopWaiting = resolve)));
+  let ended = false;
+  const pulled = (): Promise<void> => (pullPending !== null || ended ? Promise.resolve() : new Promise((resolve) => (loopWaiting = resolve)));
   const answerPull = (): void => {
     const resolve = pullPending;
     pullPending = null;
     resolve?.();
   };
+  /** No more messages: a read waiting for a pull goes on (and finds the server stopping). */
+  const stop = (): void => {
+    ended = true;
+    const wake = loopWaiting;
+    loopWaiting = null;
+    wake?.();
+  };
 
+  let controller: ReadableStreamDefaultController<AnyMessage> | null = null;
   const readable = new ReadableStream<AnyMessage>(
     {
-      start: (controller) => {
-        void runStdioReadLoop({
-          input: options.input,
-          maxLineBytes: options.maxLineBytes,
-          logger,
-          stopping: () => cancelled || options.stopping(),
-          admit: async () => {
-            await pulled();
-            await gate.belowLimit();
-          },
-          handle: async (item) => {
-            const message = await decode(item);
-            if (message === null) return;
-            controller.enqueue(message);
-            answerPull();
-          },
-        }).then(async (ended) => {
-          if (cancelled) return;
-          if (ended === "stdin error") controller.error(new Error("reading stdin failed"));
-          else {
-            if (ended === "stdin closed") await options.beforeEnd();
-            controller.close();
-          }
-          answerPull();
-        });
-      },
+      start: (started) => void (controller = started),
       pull: () =>
         new Promise<void>((resolve) => {
           pullPending = resolve;
@@ -96,12 +83,7 @@ export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
           loopWaiting = null;
           wake?.();
         }),
-      cancel: () => {
-        cancelled = true;
-        const wake = loopWaiting;
-        loopWaiting = null;
-        wake?.();
-      },
+      cancel: stop,
     },
     // Pull one message at a time: stdin is read only as fast as the connection takes messages.
     { highWaterMark: 0 },
@@ -115,7 +97,24 @@ export function acpStdioStream(options: AcpStdioStreamOptions): Stream {
     },
   });
 
-  return { readable, writable };
+  return {
+    stream: { readable, writable },
+    admit: async () => {
+      await pulled();
+      await gate.belowLimit();
+    },
+    handle: async (item) => {
+      const message = await decode(item);
+      if (message === null || ended) return;
+      controller?.enqueue(message);
+      answerPull();
+    },
+    end: () => {
+      if (!ended) controller?.close();
+      stop();
+      answerPull();
+    },
+  };
 }
 
 /** A request as the SDK's connection sees one (the same test it applies), so it will be answered. */

@@ -129,10 +129,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
 
   await serving.stopRequested();
   logger.info("serve-http stopping: no new connections; in-flight turns get 5 s");
-  await server.close(SHUTDOWN_GRACE_MS, () => {
-    logger.warn("cancelling the turns still running");
-    shutdown.abort("server shutting down");
-  });
+  await server.close(SHUTDOWN_GRACE_MS, logger, () => shutdown.abort("server shutting down"));
   await runtime.close();
   logger.info("serve-http stopped");
   await serving.finish();

@@ -6,7 +6,7 @@ import type { Config, ModelConfig } from "../config/schema.js";
 import { describeModel } from "../engine/describe-model.js";
 import type { LazyRuntime } from "./lazy-runtime.js";
 import { mcpLogin } from "./mcp-login.js";
-import { startStdioServing, type StdioServingOptions } from "./stdio-serving.js";
+import { serveStdioLines, type StdioServingOptions } from "./stdio-serving.js";
 
 export interface ServeStdioAcpOptions extends StdioServingOptions {
   /** The process's stdin and stdout: every byte on `output` is an ACP message. */
@@ -20,19 +20,17 @@ export interface ServeStdioAcpOptions extends StdioServingOptions {
  * stderr, the stdio limits apply, the runtime is built on the first method that needs it.
  * Resolves with the exit code once everything is closed and flushed.
  */
-export async function serveStdioAcp(options: ServeStdioAcpOptions): Promise<number> {
-  const { serving, info, runtime, limits, configState, stop } = await startStdioServing(options, "acp");
-  const { logger } = serving;
-  const result = await runAcpServer({
-    input: options.input,
-    output: options.output,
-    logger,
-    limits,
-    signal: serving.signal,
-    deps: acpDeps(runtime, configState, info.version, limits.coalesceMs, logger),
-  });
-  await stop(result);
-  return result.exitCode;
+export function serveStdioAcp(options: ServeStdioAcpOptions): Promise<number> {
+  return serveStdioLines(options, "acp", ({ serving, info, runtime, limits, configState }) =>
+    runAcpServer({
+      input: options.input,
+      output: options.output,
+      logger: serving.logger,
+      limits,
+      signal: serving.signal,
+      deps: acpDeps(runtime, configState, info.version, limits.coalesceMs, serving.logger),
+    }),
+  );
 }
 
 /** The runtime as the ACP front door sees it. */

@@ -1,5 +1,6 @@
 import type { ConfigState } from "../config/read-config-file.js";
 import { resolveLogLevel } from "../logging/create-logger.js";
+import type { LineServerResult } from "../stdio/line-server.js";
 import { readPackageInfo, type PackageInfo } from "../shared/version.js";
 import { lazyRuntime, type LazyRuntime } from "./lazy-runtime.js";
 import { reportConfigState } from "./report-config.js";
@@ -25,17 +26,27 @@ export interface StdioServing {
   runtime: LazyRuntime;
   limits: ReturnType<typeof stdioLimitsOf>;
   configState: Promise<ConfigState>;
-  /** Closes the runtime, puts console back, logs the stop and flushes: the last steps before exit. */
-  stop: (result: { reason: string; flushed: boolean }) => Promise<void>;
 }
 
 /**
- * What every serve-stdio protocol (v1, JSON-RPC, ACP) sets up the same way: the config (parsed
+ * Every serve-stdio protocol (v1, JSON-RPC, ACP): sets up what they share (below), runs the
+ * protocol's line server on it until it stops, then closes the runtime, puts console back, logs
+ * the stop and flushes the log. Resolves with the exit code.
+ */
+export async function serveStdioLines(options: StdioServingOptions, protocol: string, run: (serving: StdioServing) => Promise<LineServerResult>): Promise<number> {
+  const { stop, ...serving } = await startStdioServing(options, protocol);
+  const result = await run(serving);
+  await stop(result);
+  return result.exitCode;
+}
+
+/**
+ * What every serve-stdio protocol sets up the same way: the config (parsed
  * in the background while the first lines are answered), the logger on stderr with signals held
  * since start-up taken over, console output routed to the log (every stdout byte is a protocol
  * message, even when a library prints), and a runtime built on the first method that needs it.
  */
-export async function startStdioServing(options: StdioServingOptions, protocol: string): Promise<StdioServing> {
+async function startStdioServing(options: StdioServingOptions, protocol: string): Promise<StdioServing & { stop: (result: LineServerResult) => Promise<void> }> {
   const config = await openStdioConfig(options, options);
   const serving = startServerProcess({ level: config.early?.status === "loaded" ? config.early.config.app.log_level : undefined, env: options.env, signals: options.signals });
   const { logger } = serving;

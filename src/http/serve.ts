@@ -1,7 +1,9 @@
 import type { Server } from "node:http";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
+import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
+import { settleInFlight } from "../stdio/shutdown-sequence.js";
 
 export interface RunningServer {
   server: Server;
@@ -9,9 +11,10 @@ export interface RunningServer {
   port: number;
   /**
    * Stops accepting, lets in-flight requests finish for `graceMs`, then calls `cancelTurns` and
-   * waits `cancelMs` more before cutting the remaining connections. Resolves when all are closed.
+   * waits `cancelMs` more (the settle step every server shares) before cutting the remaining
+   * connections. Resolves when all are closed.
    */
-  close(graceMs: number, cancelTurns: () => void, cancelMs?: number): Promise<void>;
+  close(graceMs: number, logger: Logger, cancelTurns: () => void, cancelMs?: number): Promise<void>;
 }
 
 /** Puts the app on a real socket. A listen failure (EADDRINUSE, EACCES) rejects with a one-line message. */
@@ -30,13 +33,13 @@ export async function listenHttp(app: Hono, host: string, port: number): Promise
   return {
     server,
     port: bound,
-    close: async (graceMs, cancelTurns, cancelMs = 2000) => {
+    close: async (graceMs, logger, cancelTurns, cancelMs = 2000) => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive connections would hold close() open; busy ones get the grace period.
       server.closeIdleConnections();
-      if (await settlesWithin(closed, graceMs)) return;
-      cancelTurns();
-      if (await settlesWithin(closed, cancelMs)) return;
+      const connections = { settled: () => closed, abortAll: cancelTurns, describe: () => ({}) };
+      if (await settleInFlight(connections, graceMs, logger, "cancelling the turns still running", { afterAbortMs: cancelMs })) return;
+      // Connections still open after the cancel are cut (none left when the turns ended in time).
       server.closeAllConnections();
       await settlesWithin(closed, 1000);
     },

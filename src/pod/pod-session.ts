@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { withCoalescedEmit } from "../agent/delta-coalescer.js";
 import type { SessionRunner } from "../agent/session-runner.js";
 import type { TurnRequest } from "../agent/turn-request.js";
-import { settlesWithin } from "../shared/abort.js";
+import { settleInFlight } from "../stdio/shutdown-sequence.js";
 import type { PendingCall, PodErrorCode, PodEvent, PodState, TurnStopReason } from "./pod-event-types.js";
 import { PodEventMapper, podErrorFor } from "./pod-events.js";
 
@@ -101,11 +101,8 @@ export class PodSession {
 
   /** Shutdown: a running turn gets `graceMs` to finish, then is cancelled; a paused one stays on disk. */
   async stop(graceMs: number): Promise<void> {
-    if (!(await settlesWithin(this.turnDone, graceMs))) {
-      this.deps.logger.warn("cancelling the running turn");
-      this.controller?.abort("pod shutting down");
-      await this.turnDone;
-    }
+    const turn = { settled: () => this.turnDone, abortAll: (reason: string) => this.controller?.abort(reason), describe: () => ({}) };
+    await settleInFlight(turn, graceMs, this.deps.logger, "cancelling the running turn", { reason: "pod shutting down", afterAbortMs: Infinity });
     await this.settling;
   }
 

@@ -2,15 +2,14 @@ import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
 import type { LineItem } from "../shared/line-splitter.js";
+import { runLineServer, type LineServerResult } from "../stdio/line-server.js";
+import type { StdioLimits } from "../stdio/stdio-limits.js";
 import { createCallRunner, type CallRunner } from "./call-runner.js";
 import type { StdioDialect } from "./dialect.js";
 import { createDispatcher } from "./dispatcher.js";
 import { InFlightRequests } from "./in-flight.js";
 import type { MethodTable } from "./method.js";
 import { OutboundWriter } from "./outbound-writer.js";
-import { flushOutput, settleInFlight } from "../stdio/shutdown-sequence.js";
-import type { StdioLimits } from "../stdio/stdio-limits.js";
-import { runStdioReadLoop } from "../stdio/stdio-read-loop.js";
 import { v1Dialect } from "./v1/v1-dialect.js";
 
 export interface StdioServerOptions {
@@ -32,55 +31,34 @@ export interface StdioControl {
   inFlight: InFlightRequests;
 }
 
-export interface StdioServerResult {
-  exitCode: number;
-  reason: string;
-  flushed: boolean;
-}
+export type StdioServerResult = LineServerResult;
 
 /**
- * The stdio NDJSON server for the v1 and JSON-RPC dialects: reads capped lines (the read loop),
- * answers each request concurrently (the call runner), and writes every outbound message through
- * one bounded writer (events are droppable, answers never). Stops on stdin EOF, `shutdown` or the
- * abort signal with the shutdown sequence every stdio server shares: no new requests, in-flight
- * work finishes (bounded) or is cancelled, the writer drains.
+ * The v1 and JSON-RPC dialects as a door on the line server (stdio/line-server.ts, which reads,
+ * stops and flushes): each request is answered concurrently (the call runner), and every outbound
+ * message leaves through one bounded writer (events are droppable, answers never). Stops on stdin
+ * EOF, `shutdown` or the abort signal.
  */
-export async function runStdioServer(options: StdioServerOptions): Promise<StdioServerResult> {
+export function runStdioServer(options: StdioServerOptions): Promise<StdioServerResult> {
   const { logger, limits } = options;
   const dialect = options.dialect ?? v1Dialect;
-  const writer = new OutboundWriter(options.output, { maxMessages: limits.writerQueueSize, logger });
-  const inFlight = new InFlightRequests();
-  let stopReason: string | null = null;
-  let wakeStop: () => void = () => undefined;
-  const stopped = new Promise<void>((resolve) => (wakeStop = resolve));
-  const requestShutdown = (reason: string): void => {
-    if (stopReason !== null) return;
-    stopReason = reason;
-    logger.info({ reason }, "stdio server stopping");
-    wakeStop();
-  };
-  const methods = options.methods({ requestShutdown, inFlight });
-  const runner = createCallRunner({ dialect, methods, dispatch: createDispatcher(methods), inFlight, writer, logger, maxInFlight: limits.maxInFlight });
-  const onAbort = (): void => requestShutdown(typeof options.signal?.reason === "string" ? options.signal.reason : "signal");
-  if (options.signal?.aborted) onAbort();
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-
-  /** Batch answers are written after their calls settle; shutdown waits for those writes too. */
-  const batchWrites = new Set<Promise<void>>();
-  const handleLine = (item: LineItem): Promise<void> => handleStdioLine(item, { dialect, runner, logger, maxLineBytes: limits.maxLineBytes, batchWrites });
-
-  void runStdioReadLoop({ input: options.input, maxLineBytes: limits.maxLineBytes, logger, stopping: () => stopReason !== null, handle: handleLine }).then((ended) => {
-    if (ended !== null) requestShutdown(ended);
+  return runLineServer({ input: options.input, logger, limits, signal: options.signal }, (control) => {
+    const writer = new OutboundWriter(options.output, { maxMessages: limits.writerQueueSize, logger });
+    const inFlight = new InFlightRequests();
+    const methods = options.methods({ requestShutdown: control.requestStop, inFlight });
+    const runner = createCallRunner({ dialect, methods, dispatch: createDispatcher(methods), inFlight, writer, logger, maxInFlight: limits.maxInFlight });
+    /** Batch answers are written after their calls settle; shutdown waits for those writes too. */
+    const batchWrites = new Set<Promise<void>>();
+    return {
+      name: "stdio server",
+      output: writer,
+      handle: (item) => handleStdioLine(item, { dialect, runner, logger, maxLineBytes: limits.maxLineBytes, batchWrites }),
+      work: { settled: () => inFlight.settled(), abortAll: (reason) => inFlight.abortAll(reason), describe: () => ({ pending: inFlight.list().map((entry) => entry.id) }) },
+      cancelMessage: "cancelling requests still in flight at shutdown",
+      close: async () => void (await settlesWithin(Promise.all([...batchWrites]), limits.flushTimeoutMs)),
+      outputStats: () => ({ stats: writer.stats }),
+    };
   });
-
-  await stopped;
-  options.signal?.removeEventListener("abort", onAbort);
-  const work = { settled: () => inFlight.settled(), abortAll: (reason: string) => inFlight.abortAll(reason), describe: () => ({ pending: inFlight.list().map((entry) => entry.id) }) };
-  await settleInFlight(work, limits.shutdownGraceMs, logger, "cancelling requests still in flight at shutdown");
-  await settlesWithin(Promise.all([...batchWrites]), limits.flushTimeoutMs);
-  const flushed = await flushOutput(writer, limits.flushTimeoutMs, logger, () => ({ stats: writer.stats }));
-  logger.debug({ stats: writer.stats }, "stdio writer closed");
-  return { exitCode: 0, reason: stopReason ?? "stopped", flushed };
 }
 
 interface LineContext {

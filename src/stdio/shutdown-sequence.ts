@@ -5,7 +5,7 @@ import type { LineOutput } from "./line-output.js";
 /** How long cancelled work gets to answer `cancelled` after the grace period. */
 const AFTER_ABORT_MS = 1000;
 
-/** The requests a stdio server has in flight, as its shutdown sees them. */
+/** The work a server has in flight, as its shutdown sees it (requests, prompts, a pod's turn, HTTP connections). */
 export interface InFlightWork {
   /** Resolves once nothing is in flight. */
   settled(): Promise<void>;
@@ -15,16 +15,26 @@ export interface InFlightWork {
   describe(): Record<string, unknown>;
 }
 
+export interface SettleOptions {
+  /** The abort reason handed to `abortAll` (default "shutting down"). */
+  reason?: string;
+  /** How long aborted work gets to settle (default 1 s); Infinity waits until it has. */
+  afterAbortMs?: number;
+}
+
 /**
- * The first steps of every stdio server's shutdown (v1, JSON-RPC, ACP), once nothing new is read:
- * requests in flight get `graceMs` to answer; then what still runs is aborted and gets a short
- * while to settle. Resolves true when everything finished within the grace period.
+ * The settle step of every server's shutdown (the line server's v1, JSON-RPC and ACP; the Pod's
+ * turn; HTTP's connections), once nothing new is taken: work in flight gets `graceMs` to finish;
+ * then what still runs is aborted (logged as `message`) and gets a short while to settle.
+ * Resolves true when everything finished within the grace period.
  */
-export async function settleInFlight(work: InFlightWork, graceMs: number, logger: Logger, message: string): Promise<boolean> {
+export async function settleInFlight(work: InFlightWork, graceMs: number, logger: Logger, message: string, options: SettleOptions = {}): Promise<boolean> {
   if (await settlesWithin(work.settled(), graceMs)) return true;
   logger.warn(work.describe(), message);
-  work.abortAll("shutting down");
-  await settlesWithin(work.settled(), AFTER_ABORT_MS);
+  work.abortAll(options.reason ?? "shutting down");
+  const afterAbortMs = options.afterAbortMs ?? AFTER_ABORT_MS;
+  if (afterAbortMs === Infinity) await work.settled();
+  else await settlesWithin(work.settled(), afterAbortMs);
   return false;
 }
 
