@@ -1,7 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { runLineServer, type LineServerResult } from "../stdio/line-server.js";
-import type { StdioLimits } from "../stdio/stdio-limits.js";
+import { runLineServer, type LineServerResult } from "../serving/line-server.js";
+import type { StdioLimits } from "../serving/stdio-limits.js";
 import { createAcpAgent } from "./acp-agent-app.js";
 import type { AcpConnectionState } from "./acp-connection-state.js";
 import type { AcpDeps } from "./acp-deps.js";

@@ -1,6 +1,6 @@
 import { RequestError, type AnyMessage, type Stream } from "@agentclientprotocol/sdk";
 import type { Logger } from "pino";
-import type { LineOutput } from "../stdio/line-output.js";
+import type { LineOutput } from "../serving/line-output.js";
 import type { LineItem } from "../shared/line-splitter.js";
 import type { RequestGate } from "./request-gate.js";
 

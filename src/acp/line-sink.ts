@@ -1,6 +1,6 @@
 import type { Writable } from "node:stream";
 import type { Logger } from "pino";
-import type { LineOutput } from "../stdio/line-output.js";
+import type { LineOutput } from "../serving/line-output.js";
 import { settlesWithin } from "../shared/abort.js";
 
 /**

@@ -8,7 +8,7 @@ import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
 import { runDoctor } from "../diagnostics/run-doctor.js";
 import { planWithTools } from "./plan-with-tools.js";
 import type { ModelPlanReport } from "../engine/plan/plan-types.js";
-import type { StdioLimits } from "../stdio/stdio-limits.js";
+import type { StdioLimits } from "../serving/stdio-limits.js";
 import type { PackageInfo } from "../shared/version.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ModelSample } from "./prom-metrics.js";

@@ -1,6 +1,6 @@
 import type { ConfigState } from "../config/read-config-file.js";
 import { resolveLogLevel } from "../logging/create-logger.js";
-import type { LineServerResult } from "../stdio/line-server.js";
+import type { LineServerResult } from "../serving/line-server.js";
 import { readPackageInfo, type PackageInfo } from "../shared/version.js";
 import { lazyRuntime, type LazyRuntime } from "./lazy-runtime.js";
 import { reportConfigState } from "./report-config.js";

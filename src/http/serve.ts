@@ -3,7 +3,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Logger } from "pino";
 import { settlesWithin } from "../shared/abort.js";
-import { settleInFlight } from "../stdio/shutdown-sequence.js";
+import { settleInFlight } from "../serving/shutdown-sequence.js";
 
 export interface RunningServer {
   server: Server;

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { withCoalescedEmit } from "../agent/delta-coalescer.js";
 import type { SessionRunner } from "../agent/session-runner.js";
 import type { TurnRequest } from "../agent/turn-request.js";
-import { settleInFlight } from "../stdio/shutdown-sequence.js";
+import { settleInFlight } from "../serving/shutdown-sequence.js";
 import type { PendingCall, PodErrorCode, PodEvent, PodState, TurnStopReason } from "./pod-event-types.js";
 import { PodEventMapper, podErrorFor } from "./pod-events.js";
 

@@ -23,8 +23,9 @@ const LAYER: Readonly<Record<string, number>> = {
   diagnostics: 4,
   agent: 5,
   wire: 6,
-  // The stdio serving core every stdio dialect sits on: read loop, shutdown sequence, line output.
-  stdio: 6.5,
+  // The serving core every front door sits on: the line server (read loop, stop latch, settle, flush) that
+  // the stdio dialects plug into, and the settle step the Pod and HTTP share.
+  serving: 6.5,
   protocol: 7,
   http: 7,
   pod: 7,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
-import type { LineOutput } from "../../src/stdio/line-output.js";
-import { runLineServer, type LineDoor, type LineServerControl } from "../../src/stdio/line-server.js";
+import type { LineOutput } from "../../src/serving/line-output.js";
+import { runLineServer, type LineDoor, type LineServerControl } from "../../src/serving/line-server.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 const limits = { maxLineBytes: 64, flushTimeoutMs: 200, shutdownGraceMs: 50 };

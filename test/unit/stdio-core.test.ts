@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { describe, it } from "node:test";
 import type { LineItem } from "../../src/shared/line-splitter.js";
-import type { LineOutput } from "../../src/stdio/line-output.js";
-import { flushOutput, settleInFlight } from "../../src/stdio/shutdown-sequence.js";
-import { runStdioReadLoop } from "../../src/stdio/stdio-read-loop.js";
+import type { LineOutput } from "../../src/serving/line-output.js";
+import { flushOutput, settleInFlight } from "../../src/serving/shutdown-sequence.js";
+import { runStdioReadLoop } from "../../src/serving/stdio-read-loop.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 /** The stdio serving core every stdio dialect (v1, JSON-RPC, ACP) sits on: read loop and shutdown sequence. */
