@@ -42,7 +42,7 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
       (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log),
         // An editor that shows forms answers a server's question mid-turn; otherwise the server gets a decline.
         askElicitation: canElicit(state.clientCapabilities) ? elicitationAsker(session, log) : undefined,
-        tools: session.tools }),
+        tools: session.tools, meter: ACP_TURNS }),
     );
     reportWarnings(state, session, result);
     await recordTurn(core, session, params, log);
@@ -59,6 +59,9 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
     await session.updates.flushed();
   }
 }
+
+/** Where an ACP turn's tokens are counted (ACP has no keys). */
+const ACP_TURNS = { endpoint: "acp", key: "none" } as const;
 
 /** A paused turn cannot happen here (ACP asks its user), but would end the turn as any other. */
 function stopReasonOf(outcome: TurnOutcome): StopReason {

@@ -6,16 +6,14 @@ import type { Engine, LoadProgress } from "../engine/engine.js";
 import type { ModelLoadEvent } from "../engine/scheduler/scheduler-types.js";
 import { assertSafeId } from "../shared/safe-id.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import type { Checkpoint } from "../store/store-types.js";
 import type { McpPromptInfo, McpResourceList } from "../tools/tool-types.js";
-import { inputText } from "./prompt.js";
 import { openingMessages } from "./mcp-input.js";
-import { CheckpointWriter } from "./checkpoint-writer.js";
 import { ElicitationPark } from "./elicitation-park.js";
-import { runSessionTurn, type SessionTurn } from "./session-turn.js";
-import type { TurnState } from "./turn-state.js";
+import { planSessionTurn, type SessionTurnHost, type SessionTurnStart } from "./session-turn.js";
 import { countStatelessPrompt } from "./stateless-prompt-count.js";
-import { runStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
+import { planStatelessTurn, type StatelessTurnRequest } from "./stateless-turn.js";
+import { runTurn, type TurnCoreDeps } from "./turn-core.js";
+import { TurnMeter } from "./turn-meter.js";
 import { scopeTools } from "../tools/scoped-tool-provider.js";
 import type { SessionRunnerDeps, StatelessTurnOptions, TurnOptions, TurnRequest } from "./turn-request.js";
 import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
@@ -27,8 +25,11 @@ import type { SessionTurnOutcome, TurnOutcome } from "./turn-outcome.js";
 export class SessionRunner {
   /** Calls still running while their turns wait on a server's question (pause mode). */
   private readonly park = new ElicitationPark();
+  private readonly core: TurnCoreDeps;
 
-  constructor(private readonly deps: SessionRunnerDeps) {}
+  constructor(private readonly deps: SessionRunnerDeps) {
+    this.core = { config: deps.config, meter: new TurnMeter(deps.metrics), ...(deps.metrics ? { metrics: deps.metrics } : {}) };
+  }
 
   /**
    * Starts the agent's engine and the tool servers; shared by concurrent callers. `onProgress`
@@ -74,34 +75,12 @@ export class SessionRunner {
     const engine = await this.deps.engineFor(agent.model);
     // The request's keep_alive (or the model's own idle_unload_s) governs the idle time after it.
     try {
-      return await this.statelessOn(engine, agentName, agent, request, options);
+      const tools = scopeTools(this.deps.tools, options.toolScope);
+      const plan = planStatelessTurn({ agentName, agent, engine, tools, logger: options.logger ?? this.deps.logger }, { ...request, agent: agentName });
+      return await runTurn(this.core, plan, options);
     } finally {
       engine.keepAlive?.(request.keep_alive ?? null);
     }
-  }
-
-  private statelessOn(
-    engine: Engine,
-    agentName: string,
-    agent: AgentConfig,
-    request: Omit<StatelessTurnRequest, "agent"> & { agent?: string | undefined },
-    options: StatelessTurnOptions,
-  ): Promise<TurnOutcome> {
-    return runStatelessTurn(
-      {
-        config: this.deps.config,
-        agent,
-        engine,
-        tools: scopeTools(this.deps.tools, options.toolScope),
-        logger: options.logger ?? this.deps.logger,
-        ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
-        warmUp: async (signal, onModelLoad, logger) => {
-          await Promise.all([engine.warmUp({ signal, ...(onModelLoad ? { onModelLoad } : {}), ...(logger ? { logger } : {}) }), this.deps.tools.start(signal)]);
-        },
-      },
-      { ...request, agent: agentName },
-      options,
-    );
   }
 
   /** The prompt tokens a stateless turn of this request would evaluate (POST /v1/messages/count_tokens). */
@@ -120,85 +99,34 @@ export class SessionRunner {
     // The user's memory index does not depend on the session: build it while the lock is taken.
     const memoryReady = this.deps.memory.ensureUser(userId);
     memoryReady.catch(() => undefined);
+    const ran: { engine?: Engine } = {};
     try {
-      return await this.deps.store.withSessionLock(userId, sessionId, () => this.locked(userId, sessionId, request, options, memoryReady), options.signal);
+      return await this.deps.store.withSessionLock(userId, sessionId, () => this.locked({ userId, sessionId, request, options, memoryReady }, ran), options.signal);
     } finally {
-      await this.keepAliveAfter(request);
+      // The request's keep_alive (or, without one, the model's idle_unload_s) sets how long the turn's model stays loaded.
+      ran.engine?.keepAlive?.(request.keep_alive ?? null);
     }
   }
 
-  /** After a turn: the request's keep_alive (or, without one, the model's idle_unload_s) sets how long its model stays loaded. */
-  private async keepAliveAfter(request: TurnRequest): Promise<void> {
+  private async locked(start: SessionTurnStart, ran: { engine?: Engine }): Promise<SessionTurnOutcome> {
+    const { userId, sessionId, request, options } = start;
+    const host: SessionTurnHost = {
+      deps: this.deps,
+      park: this.park,
+      resolveAgent: (name, model) => this.resolveAgent(name, model),
+      openingMessages: (...args) => this.openingMessages(...args),
+    };
+    const { plan, writer } = await planSessionTurn(host, start);
     try {
-      const [, agent] = this.resolveAgent(request.agent, request.model);
-      (await this.deps.engineFor(agent.model)).keepAlive?.(request.keep_alive ?? null);
-    } catch {
-      // An unknown agent already failed the turn; a registry shutting down has nothing to keep.
-    }
-  }
-
-  private async locked(
-    userId: string,
-    sessionId: string,
-    request: TurnRequest,
-    options: TurnOptions,
-    memoryReady: Promise<void>,
-  ): Promise<SessionTurnOutcome> {
-    const { store } = this.deps;
-    const warnings: string[] = [];
-    const checkpoint = await store.readCheckpoint(userId, sessionId);
-    let turn: TurnState;
-    let traceId: string;
-    let agentName: string;
-    let userInput: string;
-    let resumeDecision: "approve" | "decline" | undefined;
-    let resumeElicitation: SessionTurn["resumeElicitation"];
-    const parkKey = `${userId}/${sessionId}`;
-    if (request.resume === true) {
-      if (checkpoint === null) throw new RuntimeError("invalid_request", `Nothing to resume in session ${sessionId}: it has no interrupted or paused turn`);
-      [agentName] = this.resolveAgent(checkpoint.agent);
-      turn = { messages: checkpoint.messages, step: checkpoint.step, parseErrors: checkpoint.parse_errors };
-      traceId = checkpoint.trace_id;
-      userInput = checkpoint.user_input;
-      // A turn paused on a server's question resumes with the answer (none: cancel), not a decision.
-      if (checkpoint.status === "paused" && checkpoint.pending?.elicitation !== undefined) resumeElicitation = { answer: request.elicitation ?? { action: "cancel" }, parked: this.park.take(parkKey) };
-      else if (checkpoint.status === "paused") resumeDecision = request.approve_execution === true ? "approve" : "decline";
-    } else {
-      if (checkpoint !== null) {
-        warnings.push(`discarded the unfinished turn ${checkpoint.trace_id} of this session (send resume: true to continue such a turn)`);
-        await store.clearCheckpoint(userId, sessionId);
-      }
-      if (this.park.drop(parkKey)) (options.logger ?? this.deps.logger).info({ session_id: sessionId }, "a new turn dropped the paused one: its server's question is declined");
-      let agent: AgentConfig;
-      [agentName, agent] = this.resolveAgent(request.agent);
-      const messages = await this.openingMessages(request, agent, options);
-      const first = messages[0];
-      userInput = first?.role === "user" ? inputText(first.content) : "";
-      turn = { messages, step: 0, parseErrors: 0 };
-      traceId = randomBytes(8).toString("hex");
-    }
-    const log = (options.logger ?? this.deps.logger).child({ trace_id: traceId, session_id: sessionId, user_id: userId, agent: agentName });
-    const writer = new CheckpointWriter((checkpoint) => store.writeCheckpoint(userId, sessionId, checkpoint));
-    // A snapshot now: the turn moves on while an earlier write is still queued.
-    const save = (status: Checkpoint["status"], pending: Checkpoint["pending"]): Promise<void> =>
-      writer.save({
-        version: 1, trace_id: traceId, agent: agentName, user_input: userInput, messages: [...turn.messages],
-        step: turn.step, parse_errors: turn.parseErrors, status, pending, updated_at: new Date().toISOString(),
-      });
-    // The first checkpoint makes a cancel or crash during the first step resumable. It is not
-    // awaited here (fsync + rename + fsync cost milliseconds of time to first token); every later
-    // write queues behind it and the turn flushes them before it finishes.
-    void save("running", null).catch(() => undefined);
-    try {
-      const agent = this.resolveAgent(agentName, request.model)[1];
-      return await runSessionTurn(this.deps, { userId, sessionId, request, options, warnings, turn, traceId, agentName, agent, userInput, resumeDecision, resumeElicitation,
-        parkElicitation: options.pauseForElicitation === true ? (parked) => this.park.put(parkKey, parked) : undefined, save, log, writer, memoryReady });
+      ran.engine = await this.deps.engineFor(plan.agent.model);
+      const outcome = await runTurn(this.core, { ...plan, engine: ran.engine }, options);
+      return { ...outcome, session_id: sessionId };
     } catch (error) {
       await writer.flush().catch(() => undefined);
       // A cancelled or crashed turn keeps its checkpoint (resume: true continues it). A new turn
       // that failed before any progress (model missing, engine down) leaves nothing to resume.
-      if (!options.signal.aborted && request.resume !== true && turn.messages.length <= 1) {
-        await store.clearCheckpoint(userId, sessionId).catch(() => undefined);
+      if (!options.signal.aborted && request.resume !== true && plan.turn.messages.length <= 1) {
+        await this.deps.store.clearCheckpoint(userId, sessionId).catch(() => undefined);
       }
       throw error;
     }

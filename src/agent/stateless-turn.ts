@@ -1,21 +1,14 @@
-import type { ModelLoadEvent } from "../engine/scheduler/scheduler-types.js";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { AgentConfig, Config } from "../config/schema.js";
+import type { AgentConfig } from "../config/schema.js";
 import type { ChatMessage } from "../shared/conversation/chat-message.js";
 import type { SamplingOverrides } from "../shared/conversation/sampling-overrides.js";
 import type { ToolSpec } from "../shared/conversation/tool-spec.js";
 import type { Engine } from "../engine/engine.js";
 import { RuntimeError } from "../shared/runtime-error.js";
-import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ToolProvider } from "../tools/tool-types.js";
-import { runAgentLoop } from "./agent-loop.js";
-import type { EmitEvent } from "./events.js";
-import { fitContext } from "./context-budget.js";
 import { inputText } from "./prompt.js";
-import { TurnTally, type TurnOutcome } from "./turn-outcome.js";
-import type { TurnState } from "./turn-state.js";
-import { assertEngineAccepts, loopLimits, resolveSampling, samplingWarnings, toolSpecsOf } from "./turn-settings.js";
+import type { TurnPlan } from "./turn-core.js";
 
 /** A turn whose conversation the client keeps (OpenAI clients resend it whole every time). */
 export interface StatelessTurnRequest {
@@ -48,111 +41,59 @@ export interface StatelessTurnRequest {
   resumeDecision?: "approve" | "decline";
 }
 
-/** A stateless turn's cancel signal and event sink; `logger`: the front door's for this request. */
-export interface StatelessTurnOptions {
-  signal: AbortSignal;
-  emit: EmitEvent;
-  logger?: Logger | undefined;
-}
-
-export interface StatelessTurnDeps {
-  config: Config;
+/** What a client-kept turn is run with: the agent resolved once, its engine, its tools as the caller may run them. */
+export interface StatelessTurnAgent {
+  agentName: string;
   agent: AgentConfig;
   engine: Engine;
   tools: ToolProvider;
   logger: Logger;
-  metrics?: MetricsRecorder;
-  /** `onModelLoad`: why the model waits (queued for memory, loading), for `model_load` events. */
-  warmUp(signal: AbortSignal, onModelLoad?: (event: ModelLoadEvent) => void, logger?: Logger): Promise<void>;
 }
 
 /**
- * Nothing is read from or written to data_dir: no session, no history, no checkpoint, no memory
- * (snippets of other conversations must not leak into a client's own). The agent's MCP tools
- * still run inside the turn unless the client brings its own.
+ * A client-kept turn's plan: its context is the request's conversation, and nothing is read from
+ * or written to data_dir: no session, no history, no checkpoint, no memory (snippets of other
+ * conversations must not leak into a client's own). The agent's MCP tools still run inside the
+ * turn unless the client brings its own.
  */
-export async function runStatelessTurn(deps: StatelessTurnDeps, request: StatelessTurnRequest, options: StatelessTurnOptions): Promise<TurnOutcome> {
-  const { agent, engine, config } = deps;
-  const tally = new TurnTally();
-  const emit = tally.wrap(options.emit);
-  const model = config.llama.models[agent.model];
-  if (model === undefined) throw new RuntimeError("config_invalid", `agents.${request.agent}.model names an unknown model "${agent.model}"`);
-  const { system, history, turn: turnMessages } = splitConversation(agent.system_prompt, request.messages, request.resumeDecision !== undefined);
-  const turnStart = turnMessages.length;
-  assertEngineAccepts(engine, request.messages);
-  const sampling = resolveSampling(agent, request.overrides);
-  const warnings = samplingWarnings(engine, request.overrides);
+export function planStatelessTurn(run: StatelessTurnAgent, request: StatelessTurnRequest): TurnPlan {
+  const { agentName, agent } = run;
+  const { system, history, turn } = splitConversation(agent.system_prompt, request.messages, request.resumeDecision !== undefined);
   const traceId = randomBytes(8).toString("hex");
-  const userMessage = turnMessages[0];
-  const userInput = userMessage?.role === "user" ? inputText(userMessage.content) : "";
-  const log = deps.logger.child({ trace_id: traceId, agent: request.agent, stateless: true });
-
-  emit({ event: "run_start", user_input: userInput, trace_id: traceId, session_id: null, agent: request.agent });
-  await deps.warmUp(options.signal, (load) => emit({ event: "model_load", step: 0, ...load }), log);
-  emit({ event: "memory_start", snippets: 0 });
-  const tools = request.tools ?? deps.tools;
-  const descriptors = request.tools !== undefined ? request.tools.list(["*"]) : request.clientTools === undefined ? deps.tools.list(agent.tools) : [];
-  const offered = sampling.noTools ? [] : [...(request.clientTools ?? []), ...toolSpecsOf(descriptors)];
-  const { context, droppedMessages } = await fitContext({
-    engine, agentName: request.agent, modelName: agent.model, system, history, turn: turnMessages, tools: offered, ctxSize: model.ctx_size, maxTokens: sampling.maxTokens, signal: options.signal,
-  });
-  if (droppedMessages > 0 && request.truncation === "disabled") {
-    throw new RuntimeError("context_overflow", `The conversation does not fit the context window (ctx_size ${model.ctx_size}): ${droppedMessages} of its oldest messages would have to be dropped, and truncation is disabled`, {
-      details: { dropped_messages: droppedMessages, config_key: `llama.models.${agent.model}.ctx_size` },
-    });
-  }
-  if (droppedMessages > 0) warnings.push(`trimmed the ${droppedMessages} oldest messages to fit the context window (ctx_size ${model.ctx_size})`);
-
-  const turn: TurnState = { messages: turnMessages, step: 0, parseErrors: 0 };
-  const outcome = await runAgentLoop({
-    engine,
-    tools,
-    descriptors,
-    toolPatterns: agent.tools,
-    context,
-    turn,
-    ...sampling,
-    ...(request.cacheKey === undefined ? {} : { stepOptions: { ...sampling.stepOptions, cacheKey: request.cacheKey } }),
-    ...loopLimits(config),
-    ...(request.clientTools === undefined ? {} : { clientTools: request.clientTools }),
-    approveExecution: request.approve_execution === true,
-    ...(request.resumeDecision === undefined ? {} : { resumeDecision: request.resumeDecision }),
-    agentName: request.agent,
-    ...(deps.metrics ? { metrics: deps.metrics } : {}),
-    signal: options.signal,
-    emit,
-    saveCheckpoint: async () => undefined,
-  });
-  log.info({ steps: turn.step, outcome: outcome.kind }, "stateless turn finished");
-  const base = {
-    response: outcome.kind === "paused" ? "" : outcome.response,
-    reasoning: tally.reasoning,
-    usage: tally.usage,
-    session_id: null,
-    trace_id: traceId,
-    turn_messages: turn.messages.slice(turnStart),
-  };
-  switch (outcome.kind) {
-    case "final":
-      return { ...base, finish_reason: outcome.finishReason, ...(outcome.stopSequence === undefined ? {} : { stop_sequence: outcome.stopSequence }), warnings };
-    case "client_tool_calls":
-      return { ...base, finish_reason: "tool_calls", tool_calls: outcome.calls, warnings };
-    case "aborted":
-      return { ...base, finish_reason: "aborted", abort_reason: outcome.reason, warnings: [...warnings, `loop_abort: ${outcome.reason}`] };
-    case "paused":
-      if (request.pausable === true) return { ...base, finish_reason: "paused", pending_approval: { tool: outcome.pending.call.name, args: outcome.pending.args }, warnings };
+  const userMessage = turn[0];
+  const log = run.logger.child({ trace_id: traceId, agent: agentName, stateless: true });
+  const state = { messages: turn, step: 0, parseErrors: 0 };
+  return {
+    agentName,
+    agent,
+    engine: run.engine,
+    tools: run.tools,
+    requestTools: request.tools,
+    clientTools: request.clientTools,
+    turn: state,
+    traceId,
+    sessionId: null,
+    userInput: userMessage?.role === "user" ? inputText(userMessage.content) : "",
+    warnings: [],
+    overrides: request.overrides,
+    accepts: request.messages,
+    context: { from: "request", system, history, truncation: request.truncation },
+    persist: {
+      saveCheckpoint: async () => undefined,
+      finish: async (outcome) => {
+        log.info({ steps: state.step, outcome: outcome.kind }, "stateless turn finished");
+      },
       // Nothing is stored, so there is no turn to resume later: the gated tool is not run.
-      return {
-        ...base,
-        finish_reason: "paused",
-        pending_approval: { tool: outcome.pending.call.name, args: outcome.pending.args },
-        warnings: [...warnings, `approval_required: ${outcome.pending.call.name} was not run (a conversation kept by the client cannot pause; send approve_execution: true, or name a session_id to pause and resume)`],
-      };
-    default: {
-      const unreachable: never = outcome;
-      throw new Error(`unknown loop outcome ${JSON.stringify(unreachable)}`);
-    }
-  }
+      pausedWarning: (tool) =>
+        request.pausable === true ? undefined : `approval_required: ${tool} was not run (a conversation kept by the client cannot pause; send approve_execution: true, or name a session_id to pause and resume)`,
+    },
+    loop: {
+      approveExecution: request.approve_execution === true,
+      ...(request.resumeDecision === undefined ? {} : { resumeDecision: request.resumeDecision }),
+      cacheKey: request.cacheKey,
+    },
+    log,
+  };
 }
 
 /**

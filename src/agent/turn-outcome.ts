@@ -72,11 +72,13 @@ export class TurnTally {
   private cached: number | null = null;
   private promptMs: number | null = null;
   private thinking = "";
+  private counted = false;
 
   /** `emit` that also counts: the front door's sink still gets every event. */
   wrap(emit: EmitEvent): EmitEvent {
     return (event) => {
       if (event.event === "usage") {
+        this.counted = true;
         this.inputTokens += event.input_tokens;
         this.outputTokens += event.output_tokens;
         if (event.cached_input_tokens !== undefined) this.cached = (this.cached ?? 0) + event.cached_input_tokens;
@@ -90,6 +92,11 @@ export class TurnTally {
 
   get usage(): TurnUsage {
     return { input_tokens: this.inputTokens, cached_input_tokens: this.cached, output_tokens: this.outputTokens, reasoning_tokens: null, prompt_ms: this.promptMs };
+  }
+
+  /** True once a step reported usage (a turn that failed before its first step has none to count). */
+  get reported(): boolean {
+    return this.counted;
   }
 
   get reasoning(): string {

@@ -8,8 +8,9 @@ import type { ToolScope } from "../tools/scoped-tool-provider.js";
 import type { ElicitationAnswer, ToolProvider } from "../tools/tool-types.js";
 import type { ApprovalCallback, ElicitationCallback, EmitEvent } from "./events.js";
 import type { InputPart, PromptRef } from "./mcp-input.js";
+import type { TurnMeterLabels } from "./turn-meter.js";
 
-/* The turn types SessionRunner takes and session-turn.ts runs: their own file, so neither imports the other. */
+/* The turn types SessionRunner takes and the turn core runs: their own file, so neither imports the other. */
 
 export interface TurnRequest {
   user_id?: string | undefined;
@@ -53,10 +54,15 @@ export interface TurnOptions {
   toolScope?: ToolScope | undefined;
   /** The front door's logger for this request (its request id on every line); the runner's own without it. */
   logger?: Logger | undefined;
+  /**
+   * The front door this turn's tokens are counted under in the metrics (absent: endpoint and key
+   * `none`); `false`: the front door counts `outcome.usage` in a request series of its own (HTTP).
+   */
+  meter?: TurnMeterLabels | false | undefined;
 }
 
 /** What a client-kept (stateless) turn takes from its front door. */
-export type StatelessTurnOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger">;
+export type StatelessTurnOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "meter">;
 
 export interface SessionRunnerDeps {
   config: Config;

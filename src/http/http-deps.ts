@@ -13,7 +13,7 @@ import type { ToolProvider } from "../tools/tool-types.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 
 /** A turn's cancel signal, event sink, the key's tool scope; `logger`: the request's (its id on the turn's log lines). */
-export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "pauseForElicitation">;
+export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "pauseForElicitation" | "meter">;
 
 /** What the HTTP layer needs from the SessionRunner (a stub implements it in unit tests). */
 export interface TurnRunner {

@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import type { Logger } from "pino";
 import type { AgentEvent } from "../agent/events.js";
+import { turnTokens } from "../agent/turn-meter.js";
+import type { TurnUsage } from "../agent/turn-outcome.js";
 import type { TokenCounts } from "../shared/metrics-recorder.js";
 
 declare module "hono" {
@@ -12,7 +14,8 @@ declare module "hono" {
 
 /**
  * What one HTTP request did, gathered while it runs for its metrics and its access-log line: the
- * agent and model it resolved to, the tokens of its turn or generation, its first generated text.
+ * agent and model it resolved to, the tokens of its turn (its outcome's usage) or generation, its
+ * first generated text.
  * Routes reach it through the Hono context (`requestRecord(c)`) and hand it down: the model's
  * resolution and the turn's events fill it. Passed, not found through the async flow: an
  * AsyncLocalStorage would cost every promise of generation on Node 20 (docs/benchmarks.md).
@@ -39,12 +42,16 @@ export class RequestRecord {
     this.model = model;
   }
 
-  /** A turn event of this request (usage, the first delta; how far a long prompt was read, logged at debug). */
+  /** A turn event of this request (the first delta; how far a long prompt was read, logged at debug). */
   observe(event: AgentEvent): void {
-    if (event.event === "usage") this.addTokens({ prompt: event.input_tokens, cached: event.cached_input_tokens ?? 0, generated: event.output_tokens });
-    else if ((event.event === "llm_chunk" || event.event === "thinking_chunk") && event.delta !== "") this.firstToken();
+    if ((event.event === "llm_chunk" || event.event === "thinking_chunk") && event.delta !== "") this.firstToken();
     // Every dialect's request (Responses and Messages have no progress event on the wire): an operator sees where a slow request is.
     else if (event.event === "prompt_progress") this.logger.debug({ step: event.step, processed: event.processed, total: event.total, cached: event.cached }, "reading the prompt");
+  }
+
+  /** The request's turn ended: its usage, summed by the turn (`outcome.usage`). */
+  turnEnded(usage: TurnUsage): void {
+    this.addTokens(turnTokens(usage));
   }
 
   /** Usage of an engine call that is not a turn (completions, embeddings). */

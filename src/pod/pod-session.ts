@@ -6,6 +6,9 @@ import { settleInFlight } from "../serving/shutdown-sequence.js";
 import type { PendingCall, PodErrorCode, PodEvent, PodState, TurnStopReason } from "./pod-event-types.js";
 import { PodEventMapper, podErrorFor } from "./pod-events.js";
 
+/** Where a Pod turn's tokens are counted (a pod has no keys). */
+const POD_TURNS = { endpoint: "pod", key: "none" } as const;
+
 export interface PodSessionDeps {
   runner: () => SessionRunner;
   sessionId: string;
@@ -120,7 +123,7 @@ export class PodSession {
       const result = await withCoalescedEmit(
         (event) => mapper.map(event).forEach((podEvent) => this.emit(podEvent)),
         { windowMs: this.deps.coalesceMs ?? 0 },
-        (emit) => this.deps.runner().runTurn({ ...request, session_id: this.deps.sessionId }, { signal: controller.signal, emit }),
+        (emit) => this.deps.runner().runTurn({ ...request, session_id: this.deps.sessionId }, { signal: controller.signal, emit, meter: POD_TURNS }),
       );
       if (result.finish_reason === "paused" && result.pending_approval !== undefined) {
         const { pending, events } = mapper.pendingCall(result.pending_approval.tool, result.pending_approval.args);

@@ -8,16 +8,18 @@ export interface ChatMeter {
   done(status: string): void;
 }
 
+/** The front door a stdio `chat` turn's tokens are counted under by the runner (`TurnOptions.meter`). */
+export const CHAT_TURNS = { endpoint: "chat", key: "none" } as const;
+
 /**
  * The request series for a stdio `chat` call (endpoint "chat", key "none": stdio has no keys), as
- * serve-http counts its requests: in flight, duration, tokens of every step, first token.
+ * serve-http counts its requests: in flight, duration, first token. Its turn's tokens are counted
+ * by the runner, under the same labels (CHAT_TURNS).
  */
 export function meterChat(recorder: MetricsRecorder, modelOf: (agent: string) => string): ChatMeter {
   const started = performance.now();
   const leave = recorder.requestStarted("chat");
-  const labels: RequestLabels = { agent: "none", model: "none", endpoint: "chat", key: "none" };
-  const tokens = { prompt: 0, cached: 0, generated: 0 };
-  let counted = false;
+  const labels: RequestLabels = { agent: "none", model: "none", ...CHAT_TURNS };
   let firstToken = false;
   let finished = false;
   return {
@@ -25,11 +27,6 @@ export function meterChat(recorder: MetricsRecorder, modelOf: (agent: string) =>
       if (event.event === "run_start") {
         labels.agent = event.agent;
         labels.model = modelOf(event.agent);
-      } else if (event.event === "usage") {
-        counted = true;
-        tokens.prompt += event.input_tokens;
-        tokens.cached += event.cached_input_tokens ?? 0;
-        tokens.generated += event.output_tokens;
       } else if ((event.event === "llm_chunk" || event.event === "thinking_chunk") && event.delta !== "" && !firstToken) {
         firstToken = true;
         recorder.firstToken(labels, (performance.now() - started) / 1000);
@@ -40,7 +37,6 @@ export function meterChat(recorder: MetricsRecorder, modelOf: (agent: string) =>
       finished = true;
       leave();
       recorder.requestDone({ ...labels, status }, (performance.now() - started) / 1000);
-      if (counted) recorder.tokens(labels, tokens);
     },
   };
 }

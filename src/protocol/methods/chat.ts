@@ -5,7 +5,7 @@ import type { MetricsRecorder } from "../../shared/metrics-recorder.js";
 import type { ElicitationRequest } from "../../tools/tool-types.js";
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { defineMethod, type MethodDefinition } from "../method.js";
-import { meterChat } from "./chat-meter.js";
+import { CHAT_TURNS, meterChat } from "./chat-meter.js";
 import { toEventFields } from "../../wire/agent-event-fields.js";
 
 /**
@@ -37,6 +37,7 @@ export function chatMethod(runner: () => SessionRunner | Promise<SessionRunner>,
                 emit(event);
               },
               logger: context.log,
+              meter: CHAT_TURNS,
               // The host answers a server's question in its next chat (resume + elicitation).
               pauseForElicitation: true,
             }),
