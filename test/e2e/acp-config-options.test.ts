@@ -124,6 +124,11 @@ describe("ACP: the model option (two agents on two generated models, embedded en
     assert.deepEqual(await third.agent.request(methods.agent.session.delete, { sessionId }), {});
     const errors = third.stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { error?: { code: number; data?: { sessionId?: string } } });
     assert.deepEqual(errors.filter((m) => m.error !== undefined).at(-1)?.error, { code: -32002, message: "Resource not found", data: { sessionId } });
+    // An id that could not be a session folder never reaches a path: not found, nothing removed.
+    assert.deepEqual(await third.agent.request(methods.agent.session.delete, { sessionId: "../../.." }), {});
+    const last = JSON.parse(third.stdout.trimEnd().split("\n").at(-1) ?? "{}") as { error?: unknown };
+    assert.deepEqual(last.error, { code: -32002, message: "Resource not found", data: { sessionId: "../../.." } });
+    assert.ok((await readdir(dir)).includes("config.yaml"), "the folder above data_dir is untouched");
     assert.deepEqual((await third.agent.request(methods.agent.session.list, {})).sessions, []);
     await finish(third);
     // After the process exited too (an engine saves what its sequences hold when it closes).
