@@ -4,7 +4,8 @@ import type { AcpConnectionState } from "./acp-connection-state.js";
 import { toRequestError } from "./acp-errors.js";
 import { initialize } from "./acp-initialize.js";
 import { runPrompt } from "./prompt-turn.js";
-import { closeSession, listSessions, loadSession, newSession } from "./session-setup.js";
+import { setConfigOption } from "./session-config-request.js";
+import { closeSession, deleteSession, listSessions, loadSession, newSession, resumeSession } from "./session-setup.js";
 
 /**
  * The agent side of the connection on the official SDK: it parses and validates every message
@@ -19,7 +20,10 @@ export function createAcpAgent(state: AcpConnectionState): AgentApp {
     .onRequest(methods.agent.session.new, (ctx) => answer(logger, ctx.method, () => newSession(state, ctx.params, ctx.client)))
     .onRequest(methods.agent.session.load, (ctx) => answer(logger, ctx.method, () => loadSession(state, ctx.params, ctx.client)))
     .onRequest(methods.agent.session.list, (ctx) => answer(logger, ctx.method, () => listSessions(state, ctx.params)))
+    .onRequest(methods.agent.session.resume, (ctx) => answer(logger, ctx.method, () => resumeSession(state, ctx.params, ctx.client)))
     .onRequest(methods.agent.session.close, (ctx) => answer(logger, ctx.method, () => closeSession(state, ctx.params.sessionId)))
+    .onRequest(methods.agent.session.delete, (ctx) => answer(logger, ctx.method, () => deleteSession(state, ctx.params.sessionId)))
+    .onRequest(methods.agent.session.setConfigOption, (ctx) => answer(logger, ctx.method, () => setConfigOption(state, ctx.params)))
     .onRequest(methods.agent.session.prompt, (ctx) => answer(logger, ctx.method, () => runPrompt(state, ctx.params, ctx.signal)))
     .onNotification(methods.agent.session.cancel, (ctx) => {
       const session = state.sessions.find(ctx.params.sessionId);

@@ -10,10 +10,26 @@ export interface AcpCore {
   sessionTools(request: SessionToolsRequest): ToolProvider;
   /** app.max_tool_output_bytes (a command's retained output). */
   maxToolOutputBytes: number;
-  /** The default agent's context window in tokens, for `usage_update.size` (the loaded model's, once loaded). */
-  contextSize(): number;
+  /** A model's context window in tokens, for `usage_update.size` (the loaded model's, once loaded). */
+  contextSize(model: string): number;
+  /** What the session's model option offers (session-config.ts). */
+  models: AcpModels;
+  /** Deletes a stored session: history, checkpoints, meta, KV states, memory entries. False when none was stored. */
+  deleteSession(sessionId: string): Promise<boolean>;
   /** OAuth logins for the config's remote MCP servers, run from ACP (see mcp-login-offer.ts). */
   mcpLogins: McpLogins;
+}
+
+/** The models a session can run on: the config's agents and the downloaded models served on demand. */
+export interface AcpModels {
+  /** The configured agents, the default first, each with its model. */
+  agents(): Array<{ name: string; model: string }>;
+  /** Downloaded models served on demand (llama.serve_downloaded), by file name; empty when not served. */
+  downloaded(): Promise<string[]>;
+  /** Whether a `llama.models` model thinks (its chat template has a thinking part; an openai upstream: true). */
+  thinks(model: string): Promise<boolean>;
+  /** Whether its engine can turn thinking off (not the embedded engine: it has no switch; the thoughts are then only hidden). */
+  canStopThinking(model: string): boolean;
 }
 
 /** What ACP needs to log in to a config server that needs it. */

@@ -3,7 +3,7 @@ import type { AcpConnectionState } from "./acp-connection-state.js";
 
 /**
  * `initialize`: ACP v1 (the only version there is; a client asking for another gets 1 and decides),
- * sessions that load, list and close, images only when the default agent's model takes them,
+ * sessions that load, resume, list, close and delete, images only when the default agent's model takes them,
  * embedded context, MCP servers over stdio, HTTP and SSE, and no authentication (it is local).
  */
 export async function initialize(state: AcpConnectionState, params: InitializeRequest): Promise<InitializeResponse> {
@@ -19,7 +19,7 @@ export async function initialize(state: AcpConnectionState, params: InitializeRe
       loadSession: true,
       promptCapabilities: { image: images, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
-      sessionCapabilities: { list: {}, close: {} },
+      sessionCapabilities: { list: {}, close: {}, resume: {}, delete: {} },
     },
     agentInfo: { name: state.deps.agentInfo.name, title: "local-ai", version: state.deps.agentInfo.version },
     authMethods: [],

@@ -1,6 +1,7 @@
 import type { AgentContext } from "@agentclientprotocol/sdk";
 import type { Logger } from "pino";
 import type { ToolProvider } from "../tools/tool-types.js";
+import type { SessionChoice } from "./session-config.js";
 import { UpdateSender } from "./update-sender.js";
 
 /** What "allow always" / "reject always" remembered, by approval key (see permissionKey). */
@@ -15,6 +16,9 @@ export class AcpSession {
   readonly remembered = new Map<string, RememberedDecision>();
   readonly updates: UpdateSender;
   private running: AbortController | null = null;
+  /** Settles when the running prompt has ended (resolved at once when none runs). */
+  private ended: Promise<void> = Promise.resolve();
+  private endRunning: () => void = () => undefined;
   /** The MCP prompts last sent as `available_commands_update` (JSON), to send only changes. */
   advertised: string | null = null;
   /** The last `available_commands_update` listing (they run one after another). */
@@ -29,6 +33,8 @@ export class AcpSession {
     readonly tools: ToolProvider,
     readonly client: AgentContext,
     logger: Logger,
+    /** The agent, model and thinking the next prompt runs with (`session/set_config_option`). */
+    public choice: SessionChoice = { agent: null, model: null, thinking: true },
   ) {
     this.updates = new UpdateSender(client, id, logger);
   }
@@ -41,11 +47,19 @@ export class AcpSession {
   beginPrompt(): AbortController {
     const controller = new AbortController();
     this.running = controller;
+    this.ended = new Promise((resolve) => (this.endRunning = resolve));
     return controller;
   }
 
   endPrompt(controller: AbortController): void {
-    if (this.running === controller) this.running = null;
+    if (this.running !== controller) return;
+    this.running = null;
+    this.endRunning();
+  }
+
+  /** Resolves once no prompt runs (`session/delete` waits for a cancelled one to let go of its files). */
+  idle(): Promise<void> {
+    return this.ended;
   }
 
   /** `session/cancel`: the running prompt stops (its pending permission request is withdrawn with it). */

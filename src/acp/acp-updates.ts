@@ -21,6 +21,8 @@ export class AcpTurnUpdates {
     private readonly contextSize: (() => number) | null,
     /** The editor advertised `session.notices` (notices may be sent). */
     private readonly notices = false,
+    /** False: the session's thinking is off, and what the model still thinks is not shown. */
+    private readonly showThinking = true,
   ) {}
 
   map(event: AgentEvent): SessionUpdate[] {
@@ -38,6 +40,7 @@ export class AcpTurnUpdates {
       case "llm_chunk":
         return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.delta }, messageId: `${this.traceId}-${event.step}` }];
       case "thinking_chunk":
+        if (!this.showThinking) return [];
         return [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.delta }, messageId: `${this.traceId}-${event.step}-thought` }];
       case "usage":
         if (this.contextSize === null) return [];

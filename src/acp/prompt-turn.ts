@@ -9,6 +9,8 @@ import type { AcpSession } from "./acp-session.js";
 import { AcpTurnUpdates } from "./acp-updates.js";
 import { promptCommandOf, advertisePrompts } from "./prompt-commands.js";
 import { promptInput, titleOf } from "./prompt-input.js";
+import { storedChoice } from "./session-config.js";
+import { currentOptions, fallBackAfterFailure } from "./session-config-request.js";
 
 /**
  * `session/prompt`: one SessionRunner turn on the session's tools, its events streamed as
@@ -30,7 +32,17 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
     const core = await state.deps.core();
     // A config server that needs a login: the editor gets the URL now (the turn does not wait).
     void state.logins.offer(core.mcpLogins, session);
-    const updates = new AcpTurnUpdates(session.cwd, () => core.contextSize(), takesNotices(state));
+    // What the editor chose (set_config_option) when the prompt started; a later change waits for the next one.
+    const offered = await currentOptions(state, core, session);
+    const { choice, runsOn } = offered;
+    // Thinking off: asked of the engine where it has a switch, and never shown either way.
+    const hideThinking = offered.thinks && !choice.thinking;
+    const updates = new AcpTurnUpdates(session.cwd, () => (runsOn === null ? 0 : core.contextSize(runsOn)), takesNotices(state), !hideThinking);
+    const turnChoice = {
+      ...(choice.agent === null ? {} : { agent: choice.agent }),
+      ...(choice.model === null ? {} : { model: choice.model }),
+      ...(hideThinking && runsOn !== null && core.models.canStopThinking(runsOn) ? { overrides: { reasoningEffort: "none" as const } } : {}),
+    };
     const result = await withCoalescedEmit(
       (event) => {
         for (const update of updates.map(event)) session.updates.send(update);
@@ -39,7 +51,7 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
       },
       // A backlog of unwritten updates (an editor reading slower than tokens arrive) merges text.
       { windowMs: state.deps.coalesceMs, busy: () => session.updates.busy },
-      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log),
+      (emit) => core.runner.runTurn({ session_id: session.id, user_id: ACP_USER, ...turnChoice, ...(command === null ? { input } : { prompt: command }) }, { signal: controller.signal, emit, askApproval: permissionAsker(session, updates, log),
         // An editor that shows forms answers a server's question mid-turn; otherwise the server gets a decline.
         askElicitation: canElicit(state.clientCapabilities) ? elicitationAsker(session, log) : undefined,
         tools: session.tools, meter: ACP_TURNS }),
@@ -52,6 +64,9 @@ export async function runPrompt(state: AcpConnectionState, params: PromptRequest
     return { stopReason: stopReasonOf(result) };
   } catch (error) {
     if (controller.signal.aborted) return { stopReason: "cancelled" };
+    // The chosen model could not load: the next prompts go back to the default agent (the editor is told).
+    const core = await state.deps.core().catch(() => null);
+    if (core !== null) await fallBackAfterFailure(state, core, session, error).catch((cause: unknown) => log.warn({ err: cause }, "could not fall back to the default agent"));
     throw error;
   } finally {
     requestSignal.removeEventListener("abort", onRequestCancel);
@@ -107,6 +122,8 @@ async function recordTurn(core: AcpCore, session: AcpSession, params: PromptRequ
       title: meta?.title ?? titleOf(params.prompt),
       created_at: meta?.created_at ?? now,
       updated_at: now,
+      // The choice as it is now (set_config_option may have changed it during the prompt).
+      ...storedChoice(session.choice),
     });
   } catch (error) {
     // The turn itself is stored; only its listing is behind.

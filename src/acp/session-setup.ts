@@ -9,6 +9,8 @@ import {
   type McpServer,
   type NewSessionRequest,
   type NewSessionResponse,
+  type ResumeSessionRequest,
+  type SessionConfigOption,
   type SessionInfo,
 } from "@agentclientprotocol/sdk";
 import { isSafeId } from "../shared/safe-id.js";
@@ -19,22 +21,34 @@ import { AcpSession } from "./acp-session.js";
 import { EditorToolProvider } from "./editor-tools.js";
 import { historyUpdates } from "./history-replay.js";
 import { advertisePrompts } from "./prompt-commands.js";
+import { choiceOfMeta, defaultChoice, metaWithChoice, sessionOptions, type SessionChoice } from "./session-config.js";
+import { takesBooleans } from "./session-config-request.js";
 import { sessionMcpServers } from "./session-mcp-servers.js";
 
 const LIST_PAGE = 50;
 
-/** `session/new`: a session in data_dir (its folder is written with its first finished turn). */
+/** `session/new`: a session in data_dir (its folder is written with its first finished turn), on the default agent. */
 export async function newSession(state: AcpConnectionState, params: NewSessionRequest, client: AgentContext): Promise<NewSessionResponse> {
   const cwd = checkCwd(params.cwd);
   const core = await state.deps.core();
   const sessionId = randomBytes(8).toString("hex");
-  await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers }, client);
+  const offered = await sessionOptions(core.models, defaultChoice(core.models), takesBooleans(state));
+  await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers, choice: offered.choice }, client);
   state.logger.info({ session_id: sessionId, cwd, mcp_servers: params.mcpServers.length }, "ACP session created");
-  return { sessionId };
+  return { sessionId, configOptions: offered.options };
 }
 
-/** `session/load`: the stored conversation is replayed as `session/update`s, then the answer. */
-export async function loadSession(state: AcpConnectionState, params: LoadSessionRequest, client: AgentContext): Promise<Record<string, never>> {
+/** `session/load`: the stored conversation is replayed as `session/update`s, then the answer (with the stored choice). */
+export async function loadSession(state: AcpConnectionState, params: LoadSessionRequest, client: AgentContext): Promise<{ configOptions: SessionConfigOption[] }> {
+  return reopen(state, { ...params, mcpServers: params.mcpServers }, client, true);
+}
+
+/** `session/resume`: `session/load` without the replay (the editor still shows the conversation). */
+export async function resumeSession(state: AcpConnectionState, params: ResumeSessionRequest, client: AgentContext): Promise<{ configOptions: SessionConfigOption[] }> {
+  return reopen(state, { sessionId: params.sessionId, cwd: params.cwd, mcpServers: params.mcpServers ?? [] }, client, false);
+}
+
+async function reopen(state: AcpConnectionState, params: { sessionId: string; cwd: string; mcpServers: readonly McpServer[] }, client: AgentContext, replay: boolean): Promise<{ configOptions: SessionConfigOption[] }> {
   const cwd = checkCwd(params.cwd);
   const { sessionId } = params;
   // An id that could not be a folder name cannot name a stored session.
@@ -42,13 +56,15 @@ export async function loadSession(state: AcpConnectionState, params: LoadSession
   const core = await state.deps.core();
   const meta = await core.catalog.readMeta(ACP_USER, sessionId);
   if (meta === null && !(await core.catalog.exists(ACP_USER, sessionId))) throw RequestError.sessionNotFound(sessionId);
-  const messages = await core.runner.history(sessionId, ACP_USER);
-  const session = await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers }, client);
+  const offered = await sessionOptions(core.models, choiceOfMeta(meta, core.models), takesBooleans(state));
+  if (offered.fellBack !== null) state.logger.warn({ session_id: sessionId }, `the session's model choice ${offered.fellBack}`);
+  const messages = replay ? await core.runner.history(sessionId, ACP_USER) : [];
+  const session = await open(state, core, { sessionId, cwd, mcpServers: params.mcpServers, choice: offered.choice }, client);
   for (const update of historyUpdates(messages, cwd)) session.updates.send(update);
   await session.updates.flushed();
-  if (meta !== null && meta.cwd !== cwd) await core.catalog.writeMeta(ACP_USER, sessionId, { ...meta, cwd });
-  state.logger.info({ session_id: sessionId, cwd, messages: messages.length }, "ACP session loaded");
-  return {};
+  if (meta !== null && (meta.cwd !== cwd || offered.fellBack !== null)) await core.catalog.writeMeta(ACP_USER, sessionId, metaWithChoice({ ...meta, cwd }, offered.choice));
+  state.logger.info({ session_id: sessionId, cwd, messages: messages.length, replayed: replay }, replay ? "ACP session loaded" : "ACP session resumed");
+  return { configOptions: offered.options };
 }
 
 /** `session/list`: sessions opened through ACP, most recent first, optionally in one cwd; 50 a page. */
@@ -70,7 +86,27 @@ export async function closeSession(state: AcpConnectionState, sessionId: string)
   return {};
 }
 
-async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId: string; cwd: string; mcpServers: readonly McpServer[] }, client: AgentContext): Promise<AcpSession> {
+/**
+ * `session/delete`: an open session is closed first (its prompt cancelled and awaited, its own
+ * MCP servers stopped), then everything stored of it goes: history, checkpoints, meta, KV states,
+ * memory entries. Unknown to `list`, `load` and `resume` from then on; unknown here: -32002.
+ */
+export async function deleteSession(state: AcpConnectionState, sessionId: string): Promise<Record<string, never>> {
+  if (!isSafeId(sessionId)) throw RequestError.sessionNotFound(sessionId);
+  const core = await state.deps.core();
+  const session = state.sessions.find(sessionId);
+  if (session !== undefined) {
+    session.cancel("session deleted");
+    await session.idle();
+    await state.sessions.close(sessionId);
+  }
+  const removed = await core.deleteSession(sessionId);
+  if (!removed && session === undefined) throw RequestError.sessionNotFound(sessionId);
+  state.logger.info({ session_id: sessionId, stored: removed }, "ACP session deleted");
+  return {};
+}
+
+async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId: string; cwd: string; mcpServers: readonly McpServer[]; choice: SessionChoice }, client: AgentContext): Promise<AcpSession> {
   const { fs, terminal } = state.clientCapabilities;
   const editor = new EditorToolProvider({
     client,
@@ -80,7 +116,7 @@ async function open(state: AcpConnectionState, core: AcpCore, spec: { sessionId:
     maxOutputBytes: core.maxToolOutputBytes,
   });
   const tools = core.sessionTools({ servers: sessionMcpServers(spec.mcpServers, spec.cwd), providers: [editor] });
-  const session = new AcpSession(spec.sessionId, spec.cwd, tools, client, state.logger.child({ session_id: spec.sessionId }));
+  const session = new AcpSession(spec.sessionId, spec.cwd, tools, client, state.logger.child({ session_id: spec.sessionId }), spec.choice);
   await state.sessions.add(session);
   const log = state.logger.child({ session_id: spec.sessionId });
   // A server's prompts/list_changed updates the commands at once, during a turn or between turns.

@@ -9,6 +9,8 @@ import { validateGguf } from "../engine/plan/validate-gguf.js";
 import type { HelpProbe } from "../engine/llama-server/help-probe.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ChildRegistry } from "../shared/process/child-registry.js";
+import { kvCacheRoot } from "../engine/embedded/kv-cache-dir.js";
+import { removeSavedStates } from "../engine/embedded/kv-state-files.js";
 import { createStore } from "../store/create-store.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import { CompositeToolProvider } from "../tools/composite-tool-provider.js";
@@ -31,6 +33,12 @@ export interface AgentCore {
    * servers and providers, which its `close()` stops. Passed to `runTurn` as `tools`.
    */
   sessionTools(request: SessionToolsRequest): ToolProvider;
+  /**
+   * Deletes a stored session: its folder (history, checkpoints, meta; under its lock, so after a
+   * turn of another process ends), its KV states (saved, and held by a loaded model) and its turns
+   * in the user's memory index. False when it had no folder.
+   */
+  deleteSession(userId: string, sessionId: string): Promise<boolean>;
   /** Eager start (serve-http): the default agent's engine, every MCP server, the default user's memory. */
   warmUp(signal?: AbortSignal): Promise<void>;
   /** Engines created so far and every MCP server, for /health. */
@@ -98,6 +106,17 @@ export function createAgentCore(config: Config, deps: AgentCoreDeps): AgentCore 
         { provider: new McpToolProvider(request.servers, { logger, env, elicitationTimeoutMs: config.mcp.elicitation_timeout_s * 1000 }), owned: true },
         ...request.providers.map((provider) => ({ provider, owned: true })),
       ]),
+    deleteSession: async (userId, sessionId) => {
+      // Checked first: taking the lock makes the folder of a session that has none.
+      if (!(await store.catalog.exists(userId, sessionId))) return false;
+      await store.sessions.withSessionLock(userId, sessionId, () => store.catalog.remove(userId, sessionId));
+      // The turns' conversation key (session-turn.ts): the engines' KV states are kept under it.
+      const cacheKey = `${userId}/${sessionId}`;
+      await Promise.all([...engines.created().values()].map((engine) => engine.forgetConversation?.(cacheKey) ?? Promise.resolve()));
+      await removeSavedStates(kvCacheRoot(config.app.data_dir), cacheKey);
+      store.memory.forgetSession?.(userId, sessionId);
+      return true;
+    },
     warmUp: async (signal) => {
       await Promise.all([runner.warmUp(undefined, signal), store.memory.ensureUser("default_user")]);
     },

@@ -13,6 +13,7 @@ import type { PackageInfo } from "../shared/version.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
 import type { ModelSample } from "./prom-metrics.js";
 import { LlamaRuntime } from "../engine/embedded/llama-runtime.js";
+import { modelThinks } from "../models/model-thinking.js";
 import type { SessionCatalog } from "../store/store-types.js";
 import type { SessionToolsRequest, ToolProvider } from "../tools/tool-types.js";
 import type { PullCall } from "../models/model-puller.js";
@@ -60,6 +61,10 @@ export interface Runtime {
   engines(): EngineRegistry;
   /** Session meta in data_dir (ACP). Needs a valid config. */
   sessionCatalog(): SessionCatalog;
+  /** Deletes a stored session (its folder, KV states, memory entries); false when there was none. Needs a valid config. */
+  deleteSession(userId: string, sessionId: string): Promise<boolean>;
+  /** Whether a model of the runtime's table thinks (its chat template says so; model-thinking.ts). Needs a valid config. */
+  modelThinks(model: string): Promise<boolean>;
   /** A front-door session's tools (config servers + its own); see AgentCore.sessionTools. Needs a valid config. */
   sessionTools(request: SessionToolsRequest): ToolProvider;
   /** The config's remote MCP servers that need a login (once they were tried), and a reconnect after one. Need a valid config. */
@@ -173,6 +178,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     sessionRunner: () => agentCore().runner,
     engines: () => agentCore().engines,
     sessionCatalog: () => agentCore().catalog,
+    deleteSession: (userId, sessionId) => agentCore().deleteSession(userId, sessionId),
+    modelThinks: async (name) => {
+      const model = liveConfig().llama.models[name];
+      return model !== undefined && modelThinks(model, () => modelServices().files.locate(name, model));
+    },
     sessionTools: (request) => agentCore().sessionTools(request),
     mcpLogins: () => {
       const tools = agentCore().tools;

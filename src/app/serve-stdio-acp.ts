@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { runAcpServer } from "../acp/acp-server.js";
 import type { AcpDeps } from "../acp/acp-deps.js";
+import { ACP_USER } from "../acp/acp-connection-state.js";
 import type { ConfigState } from "../config/read-config-file.js";
 import type { Config, ModelConfig } from "../config/schema.js";
 import { describeModel } from "../engine/describe-model.js";
@@ -45,13 +46,30 @@ function acpDeps(runtime: LazyRuntime, configState: Promise<ConfigState>, versio
       const runner = built.sessionRunner();
       if (built.configState.status !== "loaded") throw new Error("unreachable: a session runner needs a loaded config");
       const { config } = built.configState;
-      const model = defaultModel(config);
+      // The runtime's model table: the config's models and the downloaded ones adopted so far.
+      const modelConfig = (name: string): ModelConfig | undefined => built.liveConfig().llama.models[name];
+      const thinking = new Map<string, Promise<boolean>>();
       return {
         runner,
         catalog: built.sessionCatalog(),
         sessionTools: (request) => built.sessionTools(request),
         maxToolOutputBytes: config.app.max_tool_output_bytes,
-        contextSize: () => (model === null ? 0 : describeModel(model.config, built.engines().created().get(model.name)).contextLength),
+        contextSize: (name) => {
+          const model = modelConfig(name);
+          return model === undefined ? 0 : describeModel(model, built.engines().created().get(name)).contextLength;
+        },
+        models: {
+          agents: () => runner.agents(),
+          downloaded: () => built.downloadedModels().list(),
+          // Read once per model (the GGUF's metadata): the file does not change under a running process.
+          thinks: (name) => {
+            let known = thinking.get(name);
+            if (known === undefined) thinking.set(name, (known = built.modelThinks(name)));
+            return known;
+          },
+          canStopThinking: (name) => modelConfig(name)?.engine !== "embedded",
+        },
+        deleteSession: (sessionId) => built.deleteSession(ACP_USER, sessionId),
         mcpLogins: {
           needing: () => built.mcpLogins().needing(),
           login: async (server, showUrl, signal) => {

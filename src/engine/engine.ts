@@ -100,4 +100,6 @@ export interface Engine {
   keepAlive?(seconds: number | null): void;
   /** The context one conversation has, once known (a loaded model; a llama-server slot's share); null before. */
   contextLength?(): number | null;
+  /** A deleted conversation (`cacheKey`): what the engine keeps of it (a KV state to save, its saved files) is dropped. */
+  forgetConversation?(cacheKey: string): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/create-logger.js";
 import { ensureDir, isNotFound, writeFileAtomic } from "./atomic-file.js";
@@ -47,6 +47,14 @@ export class FileSessionCatalog implements SessionCatalog {
     const ids = await this.sessions.listSessions(userId);
     const found = await Promise.all(ids.map(async (sessionId) => ({ sessionId, meta: await this.readMeta(userId, sessionId).catch(() => null) })));
     return found.filter((entry): entry is { sessionId: string; meta: SessionMeta } => entry.meta !== null);
+  }
+
+  async remove(userId: string, sessionId: string): Promise<boolean> {
+    const paths = sessionPaths(this.dataDir, userId, sessionId);
+    if (!(await this.exists(userId, sessionId))) return false;
+    // The folder holds everything of the session (history, checkpoint, meta, its lock while held).
+    await storing(paths.dir, () => rm(paths.dir, { recursive: true, force: true, maxRetries: 3 }));
+    return true;
   }
 
   async exists(userId: string, sessionId: string): Promise<boolean> {

@@ -118,6 +118,17 @@ export class MinisearchMemoryIndex implements MemoryIndex {
     }
   }
 
+  /** A deleted session's turns leave the index (a user not ensured yet reads only what is on disk). */
+  forgetSession(userId: string, sessionId: string): void {
+    const state = this.users.get(userId);
+    if (!state) return;
+    const prefix = `turn:${sessionId}:`;
+    for (const id of state.turns.filter((turn) => turn.startsWith(prefix))) {
+      if (state.index.has(id)) state.index.discard(id);
+    }
+    state.turns = state.turns.filter((turn) => !turn.startsWith(prefix));
+  }
+
   /** Documents held for a user (0 when not ensured); for tests and diagnostics. */
   size(userId: string): number {
     return this.users.get(userId)?.index.documentCount ?? 0;

@@ -61,6 +61,9 @@ const sessionMetaSchema = z.object({
   title: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
+  agent: z.string().optional(),
+  model: z.string().optional(),
+  thinking: z.boolean().optional(),
 });
 
 export function isSessionMeta(value: unknown): value is SessionMeta {

@@ -80,6 +80,8 @@ export interface MemoryIndex {
   search(userId: string, query: string, budgetTokens: number, excludeSource?: (source: string) => boolean): MemorySnippet[];
   /** Adds a finished turn to the index. */
   addTurn(userId: string, sessionId: string, entry: HistoryEntry): void;
+  /** Drops the session's turns from the user's index (the session was deleted). */
+  forgetSession?(userId: string, sessionId: string): void;
 }
 
 /**
@@ -106,6 +108,12 @@ export interface SessionMeta {
   created_at: string;
   /** The last activity (a finished or cancelled prompt). */
   updated_at: string;
+  /** The agent the session runs (ACP's model option); absent: the config's default agent. */
+  agent?: string;
+  /** A downloaded model (served on demand) the agent runs on instead of its own; absent: the agent's. */
+  model?: string;
+  /** False: the model's thinking is turned off (ACP's thinking option); absent: on. */
+  thinking?: boolean;
 }
 
 export interface SessionCatalog {
@@ -116,4 +124,6 @@ export interface SessionCatalog {
   listMeta(userId: string): Promise<Array<{ sessionId: string; meta: SessionMeta }>>;
   /** True when the session has a folder on disk (turns, meta or a checkpoint). */
   exists(userId: string, sessionId: string): Promise<boolean>;
+  /** Removes the session's folder (history, checkpoint, meta); false when there was none. */
+  remove(userId: string, sessionId: string): Promise<boolean>;
 }

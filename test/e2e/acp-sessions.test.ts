@@ -45,7 +45,7 @@ describe("ACP: initialize and a prompt turn (openai engine)", () => {
       // The openai engine takes image input; the embedded demo model does not (acp-embedded.test.ts).
       promptCapabilities: { image: true, audio: false, embeddedContext: true },
       mcpCapabilities: { http: true, sse: true },
-      sessionCapabilities: { list: {}, close: {} },
+      sessionCapabilities: { list: {}, close: {}, resume: {}, delete: {} },
     });
     assert.equal(init.agentInfo?.name, "local-ai");
     assert.deepEqual(init.authMethods, []);

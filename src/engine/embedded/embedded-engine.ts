@@ -147,6 +147,10 @@ export class EmbeddedEngine implements Engine {
     return this.model.current?.context.contextSize ?? null;
   }
 
+  async forgetConversation(cacheKey: string): Promise<void> {
+    await this.model.current?.keeper?.forget(cacheKey);
+  }
+
   async close(): Promise<void> {
     for (const controller of this.active) controller.abort("engine closing");
     await this.embedder?.dispose();

@@ -3,9 +3,14 @@ import path from "node:path";
 import { isSafeId } from "../../shared/safe-id.js";
 import { storeName } from "../../shared/store-name.js";
 
+/** `<data_dir>/kv-cache`: one folder per model below it. */
+export function kvCacheRoot(dataDir: string): string {
+  return path.join(dataDir, "kv-cache");
+}
+
 /** `<data_dir>/kv-cache/<storeName of the model name>` (`Qwen` and `qwen` apart on any disk). */
 export function kvCacheDir(dataDir: string, modelName: string): string {
-  return path.join(dataDir, "kv-cache", storeName(modelName));
+  return path.join(kvCacheRoot(dataDir), storeName(modelName));
 }
 
 /** The folder earlier versions used (raw name, or a hash), or null when it is the current one. */

@@ -82,6 +82,16 @@ export class KvKeeper {
     if (await this.files.load(saved, sequence)) holding.onDisk = saved.tokens;
   }
 
+  /** A deleted conversation: its sequence is no longer saved for it, and its saved state is removed. */
+  async forget(cacheKey: string): Promise<void> {
+    for (const holding of this.holdings.values()) {
+      if (holding.owner !== cacheKey) continue;
+      holding.owner = undefined;
+      holding.onDisk = null;
+    }
+    await this.files.remove(cacheKey);
+  }
+
   /** Saves every sequence's state that is not on disk yet (the engine is closing; the caller disposes after). */
   async saveAll(sequences: readonly LlamaContextSequence[]): Promise<void> {
     this.closed = true;

@@ -248,10 +248,36 @@ export class KvStateFiles {
     }
   }
 
-  private pathsFor(key: string): { state: string; meta: string } {
-    const stem = createHash("sha256").update(key).digest("hex").slice(0, 40);
-    return { state: path.join(this.dir, `${stem}.state`), meta: path.join(this.dir, `${stem}.json`) };
+  /** Deletes the key's saved state (its conversation was deleted), after any save of it still finishing. */
+  async remove(key: string): Promise<void> {
+    await this.pending.get(key)?.catch(() => undefined);
+    await removeStateFiles(this.dir, key);
   }
+
+  private pathsFor(key: string): { state: string; meta: string } {
+    return statePaths(this.dir, key);
+  }
+}
+
+function statePaths(dir: string, key: string): { state: string; meta: string } {
+  const stem = createHash("sha256").update(key).digest("hex").slice(0, 40);
+  return { state: path.join(dir, `${stem}.state`), meta: path.join(dir, `${stem}.json`) };
+}
+
+async function removeStateFiles(dir: string, key: string): Promise<void> {
+  const { state, meta } = statePaths(dir, key);
+  await Promise.all([unlinkRetrying(state), unlinkRetrying(meta)].map((removal) => removal.catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  })));
+}
+
+/**
+ * Deletes a conversation's saved KV states under `<data_dir>/kv-cache`, in every model's folder
+ * (a session may have run on several models, loaded in this process or not).
+ */
+export async function removeSavedStates(kvCacheRoot: string, key: string): Promise<void> {
+  const folders = await readdir(kvCacheRoot, { withFileTypes: true }).catch(() => []);
+  await Promise.all(folders.filter((entry) => entry.isDirectory()).map((entry) => removeStateFiles(path.join(kvCacheRoot, entry.name), key)));
 }
 
 /**

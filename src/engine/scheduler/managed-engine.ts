@@ -57,6 +57,7 @@ export class ManagedEngine implements Engine, ScheduledModel {
   readonly toolTokens?: (tools: readonly ToolSpec[], signal?: AbortSignal) => Promise<number>;
   readonly promptTokens?: (request: Pick<GenerateRequest, "messages" | "tools">, signal?: AbortSignal) => Promise<number | null>;
   readonly contextLength?: () => number | null;
+  readonly forgetConversation?: (cacheKey: string) => Promise<void>;
   private current: Engine;
   private active = 0;
   private lastUsed = Date.now();
@@ -92,6 +93,8 @@ export class ManagedEngine implements Engine, ScheduledModel {
     if (first.toolTokens) this.toolTokens = (tools, signal) => this.using({ signal: signal }, () => (this.current.toolTokens as NonNullable<Engine["toolTokens"]>).call(this.current, tools, signal));
     if (first.promptTokens) this.promptTokens = (request, signal) => this.using({ signal: signal }, () => (this.current.promptTokens as NonNullable<Engine["promptTokens"]>).call(this.current, request, signal));
     if (first.contextLength) this.contextLength = () => this.current.contextLength?.() ?? null;
+    // Not through `using`: forgetting must neither load a model nor wait for the queue.
+    if (first.forgetConversation) this.forgetConversation = async (cacheKey) => this.current.forgetConversation?.(cacheKey);
   }
 
   warmUp(options?: WarmUpOptions): Promise<void> {
