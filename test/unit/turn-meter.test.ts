@@ -71,6 +71,8 @@ describe("the turn meter: Pod and ACP turns reach the metrics", () => {
           maxToolOutputBytes: 4096,
           contextSize: () => 4096,
           mcpLogins: { needing: () => [], login: async () => assert.fail("no login") },
+          models: { agents: () => [{ name: "assistant", model: "default" }], downloaded: async () => [], thinks: async () => false, canStopThinking: () => false },
+          deleteSession: async () => false,
         }),
       },
     });
