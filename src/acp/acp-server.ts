@@ -26,7 +26,7 @@ export type AcpServerResult = LineServerResult;
 
 /**
  * `serve-stdio --protocol acp`: the Agent Client Protocol on stdin/stdout, for editors, as a door
- * on the line server (stdio/line-server.ts, which reads, stops and flushes as for every stdio
+ * on the line server (serving/line-server.ts, which reads, stops and flushes as for every stdio
  * server). Stops at stdin EOF or on the abort signal: nothing new is read, requests in flight
  * get `shutdown_grace_ms` to answer (then running prompts are cancelled), each session's own MCP
  * servers stop, and the output drains (`flush_timeout_ms`).

@@ -25,7 +25,7 @@ export interface AcpStdioStream {
 
 /**
  * The SDK's `Stream` over our stdio, instead of its ndJsonStream, for the rules every stdio front
- * door keeps: lines are read by the line server (stdio/line-server.ts) and handed in here one at
+ * door keeps: lines are read by the line server (serving/line-server.ts) and handed in here one at
  * a time, capped by our splitter (the SDK's would end the connection on one long
  * line), a line that is not JSON is answered -32700 and reading goes on, every outbound message
  * leaves through one ordered sink, and a message that cannot be serialised becomes an error

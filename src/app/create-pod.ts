@@ -9,7 +9,7 @@ import { parsePodMessage } from "../pod/pod-request.js";
 import { resolvePodSession } from "../pod/pod-state-file.js";
 import { RuntimeError } from "../shared/runtime-error.js";
 import { readPackageInfo } from "../shared/version.js";
-import { createRuntime } from "./runtime.js";
+import { createRuntime } from "./runtime/runtime.js";
 
 export interface CreatePodOptions {
   /** A config file (relative to `cwd`) or a config object (the file's content; relative paths resolve against `cwd`). */

@@ -1,4 +1,4 @@
-import type { SignalLatch } from "../app/signal-latch.js";
+import type { SignalLatch } from "../app/process/signal-latch.js";
 
 /**
  * The process itself, for the commands that own its streams and its end (serve-*, chat, pod):

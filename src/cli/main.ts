@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Signals are held from the first instant, before the CLI's own imports (see signal-latch.ts).
-import { latchSignals } from "../app/signal-latch.js";
+import { latchSignals } from "../app/process/signal-latch.js";
 
 const signals = latchSignals();
 const { readPackageInfo } = await import("../shared/version.js");

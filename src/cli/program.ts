@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { releaseToDefault } from "../app/signal-latch.js";
+import { releaseToDefault } from "../app/process/signal-latch.js";
 import type { CliDeps } from "./cli-deps.js";
 import { registerChatCommand } from "./commands/chat.js";
 import { registerDoctorCommand } from "./commands/doctor.js";

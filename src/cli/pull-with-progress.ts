@@ -1,4 +1,4 @@
-import { pullFromTerminal } from "../app/pull-from-terminal.js";
+import { pullFromTerminal } from "../app/commands/pull-from-terminal.js";
 import { describeFacts } from "../diagnostics/checks/model-insights.js";
 import type { PullStep } from "../models/pull-model.js";
 import { formatBytes } from "../shared/format-bytes.js";
@@ -21,7 +21,7 @@ export type PullRunOutcome =
 
 /**
  * A pull as the terminal shows it, shared by `pull` and `init --pull`: the steps and a progress
- * bar (plain lines when stderr is not a terminal) on stderr, over app/pull-from-terminal.ts
+ * bar (plain lines when stderr is not a terminal) on stderr, over app/commands/pull-from-terminal.ts
  * (Ctrl-C, logs, console routing). stdout is left to the caller.
  */
 export async function pullWithProgress(options: PullWithProgressOptions, deps: CliDeps): Promise<PullRunOutcome> {

@@ -5,7 +5,7 @@ import type { Config } from "./schema.js";
 
 /**
  * Finding and reading the config file, without parsing it: no yaml, no zod. serve-stdio reads the
- * file first and parses it only when needed (see src/app/stdio-config.ts), so a missing config
+ * file first and parses it only when needed (see src/app/serve/stdio-config.ts), so a missing config
  * costs nothing at start. load-config.ts re-exports everything here.
  */
 

@@ -3,7 +3,7 @@ import type { MemoryNeed } from "../engine/scheduler/scheduler-types.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /**
- * What the runtime knows about readiness (src/app/runtime.ts makes it); serve-http turns it into
+ * What the runtime knows about readiness (src/app/runtime/runtime.ts makes it); serve-http turns it into
  * the /health body (src/http/health-status.ts). Here, the lowest layer both can import that sees
  * both engines and tools.
  */

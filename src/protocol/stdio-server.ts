@@ -34,7 +34,7 @@ export interface StdioControl {
 export type StdioServerResult = LineServerResult;
 
 /**
- * The v1 and JSON-RPC dialects as a door on the line server (stdio/line-server.ts, which reads,
+ * The v1 and JSON-RPC dialects as a door on the line server (serving/line-server.ts, which reads,
  * stops and flushes): each request is answered concurrently (the call runner), and every outbound
  * message leaves through one bounded writer (events are droppable, answers never). Stops on stdin
  * EOF, `shutdown` or the abort signal.

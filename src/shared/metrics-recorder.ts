@@ -1,7 +1,7 @@
 /**
  * What the agent, engine and front-door layers report for the metrics (docs/operations.md). An
  * interface here, in the lowest layer, so they report without importing prom-client: the
- * composition root builds the implementation (`app/prom-metrics.ts`) and hands it down. Every
+ * composition root builds the implementation (`app/metrics/prom-metrics.ts`) and hands it down. Every
  * label value must be bounded: configured names (agents, models, tools, servers, keys), route
  * patterns, statuses; never a session id or user text.
  */

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import type { ModelConfig } from "../../src/config/schema.js";
-import { killChildrenOnExit } from "../../src/app/child-exit-hook.js";
+import { killChildrenOnExit } from "../../src/app/runtime/child-exit-hook.js";
 import { HelpProbe } from "../../src/engine/llama-server/help-probe.js";
 import { LlamaServerEngine } from "../../src/engine/llama-server/llama-server-engine.js";
 import { ChildRegistry } from "../../src/shared/process/child-registry.js";

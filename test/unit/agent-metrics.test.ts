@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PromMetrics } from "../../src/app/prom-metrics.js";
+import { PromMetrics } from "../../src/app/metrics/prom-metrics.js";
 import type { MetricsSnapshot } from "../../src/protocol/methods/metrics.js";
 import { agentHarness } from "../helpers/agent-harness.js";
 import { ScriptedToolProvider } from "../helpers/mcp-scripted-tools.js";

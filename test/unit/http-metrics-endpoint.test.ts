@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent, EmitEvent } from "../../src/agent/events.js";
 import { TurnTally, type TurnOutcome } from "../../src/agent/turn-outcome.js";
-import { PromMetrics } from "../../src/app/prom-metrics.js";
+import { PromMetrics } from "../../src/app/metrics/prom-metrics.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { HttpDeps, HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
 import { requestIdFor } from "../../src/http/request-id.js";

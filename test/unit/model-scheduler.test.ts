@@ -7,7 +7,7 @@ import { ManagedEngine } from "../../src/engine/scheduler/managed-engine.js";
 import { ModelScheduler } from "../../src/engine/scheduler/model-scheduler.js";
 import type { MemoryNeed, ModelLoadEvent, SchedulerClock } from "../../src/engine/scheduler/scheduler-types.js";
 import { isRuntimeError, RuntimeError } from "../../src/shared/runtime-error.js";
-import { PromMetrics } from "../../src/app/prom-metrics.js";
+import { PromMetrics } from "../../src/app/metrics/prom-metrics.js";
 import type { MetricsRecorder } from "../../src/shared/metrics-recorder.js";
 
 /**

@@ -7,7 +7,7 @@ import { EventEmitter, once } from "node:events";
 import { readlink, realpath } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
-import { killChildrenOnExit } from "../../src/app/child-exit-hook.js";
+import { killChildrenOnExit } from "../../src/app/runtime/child-exit-hook.js";
 import { ChildRegistry } from "../../src/shared/process/child-registry.js";
 import { isProcessAlive } from "../../src/shared/process/is-process-alive.js";
 import { withParentWatchdog } from "../../src/shared/process/parent-watchdog.js";

@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
-import { shutdownOnSignals } from "../../src/app/shutdown-signals.js";
-import { latchSignals } from "../../src/app/signal-latch.js";
-import { onStdinEof } from "../../src/app/stdin-lifeline.js";
+import { shutdownOnSignals } from "../../src/app/process/shutdown-signals.js";
+import { latchSignals } from "../../src/app/process/signal-latch.js";
+import { onStdinEof } from "../../src/app/process/stdin-lifeline.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 test("on win32 SIGBREAK stops the server gracefully, as SIGTERM does; a second signal exits at once", () => {

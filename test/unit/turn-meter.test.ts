@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { pino } from "pino";
 import { runAcpServer } from "../../src/acp/acp-server.js";
-import { PromMetrics } from "../../src/app/prom-metrics.js";
+import { PromMetrics } from "../../src/app/metrics/prom-metrics.js";
 import { PodHub } from "../../src/pod/pod-hub.js";
 import type { PodEvent } from "../../src/pod/pod-event-types.js";
 import type { MetricsSnapshot } from "../../src/protocol/methods/metrics.js";

@@ -21,7 +21,7 @@ export async function runChatCommand(command: Command, deps: CliDeps): Promise<v
     deps.setExitCode(1);
     return;
   }
-  const { runTerminalChat } = await import("../../app/terminal-chat.js");
+  const { runTerminalChat } = await import("../../app/commands/terminal-chat.js");
   const code = await runTerminalChat(
     { configState: loaded.configState, info: readPackageInfo(), agent: options.agent, session: options.session, showThinking: options.thinking, showUsage: options.usage === true },
     { stdin: deps.io.stdin, stdout: deps.io.stdout, stderr: deps.io.stderr, env: deps.env },

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { initConfig, type NextStep } from "../../app/init-config.js";
+import { initConfig, type NextStep } from "../../app/commands/init-config.js";
 import { formatBytes } from "../../shared/format-bytes.js";
 import type { CliDeps } from "../cli-deps.js";
 import { exitSoonAfter } from "../exit-soon-after.js";

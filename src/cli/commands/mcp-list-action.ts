@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { listMcpServers } from "../../app/mcp-list.js";
+import { listMcpServers } from "../../app/commands/mcp-list.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { McpServerInventory } from "../../tools/mcp/server-inventory.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { mcpLogin } from "../../app/mcp-login.js";
-import { openBrowser } from "../../app/open-browser.js";
+import { mcpLogin } from "../../app/oauth/mcp-login.js";
+import { openBrowser } from "../../app/oauth/open-browser.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import type { CliDeps } from "../cli-deps.js";
 import { mcpCommandConfig } from "../mcp-config-state.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { mcpLogout } from "../../app/mcp-logout.js";
+import { mcpLogout } from "../../app/oauth/mcp-logout.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { CliDeps } from "../cli-deps.js";
 import { mcpCommandConfig } from "../mcp-config-state.js";

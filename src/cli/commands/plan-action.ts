@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { planSelection } from "../../app/plan-selection.js";
+import { planSelection } from "../../app/commands/plan-selection.js";
 import { loadConfig } from "../../config/load-config.js";
 import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { planReportJson } from "../../engine/plan/plan-json.js";

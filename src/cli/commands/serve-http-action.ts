@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { serveHttp } from "../../app/serve-http.js";
+import { serveHttp } from "../../app/serve/serve-http.js";
 import type { CliDeps } from "../cli-deps.js";
 import { loadServingConfig } from "../serving-config.js";
 

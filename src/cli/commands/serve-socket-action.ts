@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { serveSocket } from "../../app/serve-socket.js";
+import { serveSocket } from "../../app/serve/serve-socket.js";
 import type { CliDeps } from "../cli-deps.js";
 import { loadServingConfig } from "../serving-config.js";
 

@@ -15,10 +15,10 @@ export async function runServeStdioCommand(command: Command, deps: CliDeps): Pro
   let exitCode: number;
   if (options.protocol === "acp") {
     // The Agent Client Protocol is a front door of its own (src/acp), imported only for it.
-    const { serveStdioAcp } = await import("../../app/serve-stdio-acp.js");
+    const { serveStdioAcp } = await import("../../app/serve/serve-stdio-acp.js");
     exitCode = await serveStdioAcp(serving);
   } else if (options.protocol === "v1" || options.protocol === "jsonrpc") {
-    const { serveStdio } = await import("../../app/serve-stdio.js");
+    const { serveStdio } = await import("../../app/serve/serve-stdio.js");
     exitCode = await serveStdio({ ...serving, protocol: options.protocol });
   } else {
     deps.stderr.write(`local-ai: unsupported --protocol "${options.protocol}" (supported: v1, jsonrpc, acp)\n`);

@@ -1,13 +1,13 @@
 import path from "node:path";
 import type { Logger } from "pino";
-import { configOrDefaults } from "../config/config-or-defaults.js";
-import { requireConfig, type ConfigState } from "../config/load-config.js";
-import { isModelReference } from "../config/model-reference.js";
-import type { ModelPlanReport } from "../engine/plan/plan-types.js";
-import { downloadSettingsOf } from "../models/download-settings.js";
-import { modelInfoIn } from "../models/model-files.js";
-import { planReference } from "../models/reference-plan.js";
-import { planWithTools } from "./plan-with-tools.js";
+import { configOrDefaults } from "../../config/config-or-defaults.js";
+import { requireConfig, type ConfigState } from "../../config/load-config.js";
+import { isModelReference } from "../../config/model-reference.js";
+import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
+import { downloadSettingsOf } from "../../models/download-settings.js";
+import { modelInfoIn } from "../../models/model-files.js";
+import { planReference } from "../../models/reference-plan.js";
+import { planWithTools } from "../runtime/plan-with-tools.js";
 
 /**
  * `local-ai plan [--model X]`. `--model NAME` plans a configured model; `--model REF` (a URL, an

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { LogLevel } from "../config/schema.js";
-import { createLogger, flushLogger } from "../logging/create-logger.js";
+import type { LogLevel } from "../../config/schema.js";
+import { createLogger, flushLogger } from "../../logging/create-logger.js";
 import { installProcessGuards } from "./process-guards.js";
 import { shutdownOnSignals } from "./shutdown-signals.js";
 import type { SignalLatch } from "./signal-latch.js";

@@ -1,6 +1,6 @@
-import type { ConfigState } from "../config/read-config-file.js";
-import { STDIO_DEFAULTS } from "../config/stdio-defaults.js";
-import type { StdioLimits } from "../serving/stdio-limits.js";
+import type { ConfigState } from "../../config/read-config-file.js";
+import { STDIO_DEFAULTS } from "../../config/stdio-defaults.js";
+import type { StdioLimits } from "../../serving/stdio-limits.js";
 
 /** serve-stdio's line, queue and shutdown limits (plus stdio.coalesce_ms for the chat method); the defaults when the config is missing, invalid or not parsed yet (null) (a broken config must never kill serve-stdio). */
 export function stdioLimitsOf(configState: ConfigState | null): StdioLimits & { coalesceMs: number } {

@@ -1,18 +1,18 @@
 import path from "node:path";
-import type { ConfigState } from "../config/load-config.js";
-import type { Config } from "../config/schema.js";
-import type { ClientLimits } from "../pod/pod-client-connection.js";
-import { handshakeOnPosix, podEndpoint } from "../pod/pod-endpoint.js";
-import { PodServer } from "../pod/pod-server.js";
-import { ensurePodToken } from "../pod/pod-token.js";
-import { SocketInUseError } from "../pod/pod-socket-file.js";
-import { resolvePodSession } from "../pod/pod-state-file.js";
-import { ensurePrivateDir } from "../shared/private-dir.js";
-import { readPackageInfo } from "../shared/version.js";
-import { createRuntime } from "./runtime.js";
-import { startServerProcess } from "./server-process.js";
+import type { ConfigState } from "../../config/load-config.js";
+import type { Config } from "../../config/schema.js";
+import type { ClientLimits } from "../../pod/pod-client-connection.js";
+import { handshakeOnPosix, podEndpoint } from "../../pod/pod-endpoint.js";
+import { PodServer } from "../../pod/pod-server.js";
+import { ensurePodToken } from "../../pod/pod-token.js";
+import { SocketInUseError } from "../../pod/pod-socket-file.js";
+import { resolvePodSession } from "../../pod/pod-state-file.js";
+import { ensurePrivateDir } from "../../shared/private-dir.js";
+import { readPackageInfo } from "../../shared/version.js";
+import { createRuntime } from "../runtime/runtime.js";
+import { startServerProcess } from "../process/server-process.js";
 import type { ServeOutcome } from "./serve-outcome.js";
-import type { SignalLatch } from "./signal-latch.js";
+import type { SignalLatch } from "../process/signal-latch.js";
 
 export interface ServeSocketOptions {
   config: Config;

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import type { Config } from "../config/schema.js";
-import { planModels, type PlanOptions } from "../engine/plan/plan-models.js";
-import type { ModelPlanReport } from "../engine/plan/plan-types.js";
-import { McpAuthFiles } from "../store/mcp-auth-files.js";
-import { listConfiguredTools } from "../tools/mcp/configured-tools.js";
-import { McpAuth } from "../tools/mcp/mcp-auth.js";
+import type { Config } from "../../config/schema.js";
+import { planModels, type PlanOptions } from "../../engine/plan/plan-models.js";
+import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
+import { McpAuthFiles } from "../../store/mcp-auth-files.js";
+import { listConfiguredTools } from "../../tools/mcp/configured-tools.js";
+import { McpAuth } from "../../tools/mcp/mcp-auth.js";
 
 /** Bound on starting each MCP server for plan (a first `npx -y` may download the server). */
 const MCP_START_TIMEOUT_MS = 25_000;

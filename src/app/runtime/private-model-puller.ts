@@ -1,7 +1,7 @@
 import path from "node:path";
-import { ModelPuller, type PullCall } from "../models/model-puller.js";
-import type { PullResult } from "../models/pull-model.js";
-import { ensurePrivateDir, tightenTree } from "../shared/private-dir.js";
+import { ModelPuller, type PullCall } from "../../models/model-puller.js";
+import type { PullResult } from "../../models/pull-model.js";
+import { ensurePrivateDir, tightenTree } from "../../shared/private-dir.js";
 
 /**
  * A puller whose downloads stay private when models_dir is under data_dir (the default):

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { MetricsSnapshot } from "../protocol/methods/metrics.js";
-import type { MetricsRecorder, RequestLabels, TokenCounts, ToolCallLabels } from "../shared/metrics-recorder.js";
+import type { MetricsSnapshot } from "../../protocol/methods/metrics.js";
+import type { MetricsRecorder, RequestLabels, TokenCounts, ToolCallLabels } from "../../shared/metrics-recorder.js";
 
 /** What is read at scrape time rather than reported: the scheduler's queue and each loaded model's memory. */
 export interface ModelSample {

@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
-import { jsonRpcDialect } from "../protocol/jsonrpc/jsonrpc-dialect.js";
-import { createV1Methods } from "../protocol/methods/v1-methods.js";
-import { runStdioServer } from "../protocol/stdio-server.js";
-import { v1Dialect } from "../protocol/v1/v1-dialect.js";
+import { jsonRpcDialect } from "../../protocol/jsonrpc/jsonrpc-dialect.js";
+import { createV1Methods } from "../../protocol/methods/v1-methods.js";
+import { runStdioServer } from "../../protocol/stdio-server.js";
+import { v1Dialect } from "../../protocol/v1/v1-dialect.js";
 import { serveStdioLines, type StdioServingOptions } from "./stdio-serving.js";
 
 export interface ServeStdioOptions extends StdioServingOptions {

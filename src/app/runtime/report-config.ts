@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ConfigState } from "../config/load-config.js";
+import type { ConfigState } from "../../config/load-config.js";
 
 /** One warning at start when the config is missing or invalid: the server still starts and says what is wrong. */
 export function reportConfigState(configState: ConfigState, logger: Logger): void {

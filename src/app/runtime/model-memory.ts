@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import type { Config } from "../config/schema.js";
-import { driverOf } from "../engine/drivers/engine-drivers.js";
-import type { HelpProbe } from "../engine/llama-server/help-probe.js";
-import { resolveMemoryBudget } from "../engine/scheduler/memory-budget.js";
-import type { LlamaLoader } from "../engine/llama/llama-loader.js";
-import type { ModelInfoSource } from "../engine/plan/plan-local-model.js";
-import { planModel } from "../engine/plan/plan-models.js";
-import type { MemoryNeed } from "../engine/scheduler/scheduler-types.js";
+import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
+import type { HelpProbe } from "../../engine/llama-server/help-probe.js";
+import { resolveMemoryBudget } from "../../engine/scheduler/memory-budget.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
+import type { ModelInfoSource } from "../../engine/plan/plan-local-model.js";
+import { planModel } from "../../engine/plan/plan-models.js";
+import type { MemoryNeed } from "../../engine/scheduler/scheduler-types.js";
 
 export interface ModelMemoryDeps {
   llama: LlamaLoader;

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { access, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { formatProblem } from "../config/config-problem.js";
-import { parseConfigText } from "../config/load-config.js";
-import { isModelReference } from "../config/model-reference.js";
-import { DEFAULT_MODEL_REFERENCE, renderStarterConfig } from "../config/starter-config.js";
+import { formatProblem } from "../../config/config-problem.js";
+import { parseConfigText } from "../../config/load-config.js";
+import { isModelReference } from "../../config/model-reference.js";
+import { DEFAULT_MODEL_REFERENCE, renderStarterConfig } from "../../config/starter-config.js";
 
 export interface InitOptions {
   cwd: string;

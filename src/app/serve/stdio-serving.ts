@@ -1,13 +1,13 @@
-import type { ConfigState } from "../config/read-config-file.js";
-import { resolveLogLevel } from "../logging/create-logger.js";
-import type { LineServerResult } from "../serving/line-server.js";
-import { readPackageInfo, type PackageInfo } from "../shared/version.js";
-import { lazyRuntime, type LazyRuntime } from "./lazy-runtime.js";
-import { reportConfigState } from "./report-config.js";
-import { routeConsole } from "./route-console.js";
-import { startServerProcess, type ServerProcess } from "./server-process.js";
-import type { SignalLatch } from "./signal-latch.js";
-import { stdioLimitsOf } from "./stdio-limits.js";
+import type { ConfigState } from "../../config/read-config-file.js";
+import { resolveLogLevel } from "../../logging/create-logger.js";
+import type { LineServerResult } from "../../serving/line-server.js";
+import { readPackageInfo, type PackageInfo } from "../../shared/version.js";
+import { lazyRuntime, type LazyRuntime } from "../runtime/lazy-runtime.js";
+import { reportConfigState } from "../runtime/report-config.js";
+import { routeConsole } from "../process/route-console.js";
+import { startServerProcess, type ServerProcess } from "../process/server-process.js";
+import type { SignalLatch } from "../process/signal-latch.js";
+import { stdioLimitsOf } from "../runtime/stdio-limits.js";
 import { openStdioConfig } from "./stdio-config.js";
 
 export interface StdioServingOptions {

@@ -1,16 +1,16 @@
-import type { ConfigState } from "../config/load-config.js";
-import type { LogLevel } from "../config/log-levels.js";
-import { createLogger, flushLogger } from "../logging/create-logger.js";
-import { settlesWithin } from "../shared/abort.js";
-import type { PackageInfo } from "../shared/version.js";
-import { ChatRepl, EXIT } from "../terminal/chat-repl.js";
-import type { ChatInput } from "../terminal/chat-input.js";
-import { LineWriter } from "../terminal/line-writer.js";
-import { PipedInput } from "../terminal/piped-input.js";
-import { createStyle, wantsColor } from "../terminal/terminal-style.js";
-import { TtyInput } from "../terminal/tty-input.js";
-import { installProcessGuards } from "./process-guards.js";
-import { createRuntime } from "./runtime.js";
+import type { ConfigState } from "../../config/load-config.js";
+import type { LogLevel } from "../../config/log-levels.js";
+import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import { settlesWithin } from "../../shared/abort.js";
+import type { PackageInfo } from "../../shared/version.js";
+import { ChatRepl, EXIT } from "../../terminal/chat-repl.js";
+import type { ChatInput } from "../../terminal/chat-input.js";
+import { LineWriter } from "../../terminal/line-writer.js";
+import { PipedInput } from "../../terminal/piped-input.js";
+import { createStyle, wantsColor } from "../../terminal/terminal-style.js";
+import { TtyInput } from "../../terminal/tty-input.js";
+import { installProcessGuards } from "../process/process-guards.js";
+import { createRuntime } from "../runtime/runtime.js";
 
 export interface TerminalChatOptions {
   configState: ConfigState & { status: "loaded" };

@@ -1,5 +1,5 @@
-import type { MetricsSnapshot } from "../protocol/methods/metrics.js";
-import { noMetrics, type MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { MetricsSnapshot } from "../../protocol/methods/metrics.js";
+import { noMetrics, type MetricsRecorder } from "../../shared/metrics-recorder.js";
 import type { Runtime, RuntimeOptions } from "./runtime.js";
 
 /** A runtime built (and its module graph imported) on first use; closing an unbuilt one is free. */
@@ -22,7 +22,7 @@ interface Built {
  * serve-stdio answers `initialize` and `ping` without the runtime: the composition root pulls in
  * the engines, the MCP client, the store and their dependencies, which a host pays for only when
  * it calls a method that needs them (doctor, plan, chat, warm_up). The options wait for the
- * config, which serve-stdio may still be parsing in the background (src/app/stdio-config.ts).
+ * config, which serve-stdio may still be parsing in the background (src/app/serve/stdio-config.ts).
  * With `metrics`, prom-client is imported with the runtime (not at start: it costs ~0.2 s) and
  * the runtime reports to a registry of its own.
  */
@@ -31,7 +31,7 @@ export function lazyRuntime(options: Promise<RuntimeOptions>, settings: { metric
   const build = async (): Promise<Built> => {
     const [{ createRuntime }, resolved] = await Promise.all([import("./runtime.js"), options]);
     if (!settings.metrics) return { runtime: createRuntime(resolved), recorder: noMetrics, snapshot: () => Promise.resolve({ metrics: [] }) };
-    const { PromMetrics } = await import("./prom-metrics.js");
+    const { PromMetrics } = await import("../metrics/prom-metrics.js");
     const sampled: { runtime: Runtime | null } = { runtime: null };
     const metrics = new PromMetrics(() => sampled.runtime?.modelSample() ?? null);
     sampled.runtime = createRuntime({ ...resolved, metrics });

@@ -1,4 +1,4 @@
-import type { ChildRegistry } from "../shared/process/child-registry.js";
+import type { ChildRegistry } from "../../shared/process/child-registry.js";
 
 /**
  * The last line of defence for children: when our process exits without the runtime's close()

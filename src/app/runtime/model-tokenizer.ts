@@ -1,7 +1,7 @@
-import type { Config } from "../config/schema.js";
-import type { Engine } from "../engine/engine.js";
-import type { TokenizerService } from "../protocol/methods/tokenize.js";
-import { RuntimeError } from "../shared/runtime-error.js";
+import type { Config } from "../../config/schema.js";
+import type { Engine } from "../../engine/engine.js";
+import type { TokenizerService } from "../../protocol/methods/tokenize.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 
 /**
  * The stdio `tokenize` / `detokenize` methods on a configured model's engine: `model` is a

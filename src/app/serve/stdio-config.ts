@@ -1,4 +1,4 @@
-import { readConfigFile, type ConfigState } from "../config/read-config-file.js";
+import { readConfigFile, type ConfigState } from "../../config/read-config-file.js";
 
 /** serve-stdio's config in two steps: what must be known before serving, and the full state. */
 export interface StdioConfig {
@@ -31,7 +31,7 @@ export async function openStdioConfig(options: { config?: string | undefined; mc
   // --mcp-config applies only to a loaded config, so a file that is not there needs no parsing.
   if (file.status !== "read") return { early: file, state: Promise.resolve(file) };
   const state = (async (): Promise<ConfigState> => {
-    const [{ parseConfigFile }, { applyMcpConfig }] = await Promise.all([import("../config/load-config.js"), import("../config/apply-mcp-config.js")]);
+    const [{ parseConfigFile }, { applyMcpConfig }] = await Promise.all([import("../../config/load-config.js"), import("../../config/apply-mcp-config.js")]);
     return applyMcpConfig(parseConfigFile(file, deps.env), options.mcpConfig, deps.env, deps.cwd);
   })();
   if (MAY_SET_STDIO.test(file.text)) return { early: await state, state };

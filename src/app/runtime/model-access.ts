@@ -1,9 +1,9 @@
-import type { Config } from "../config/schema.js";
-import type { EngineRegistry } from "../engine/create-engine.js";
-import { describeModel } from "../engine/describe-model.js";
-import type { ModelAccess } from "../http/http-deps.js";
-import type { DownloadedModels } from "../models/downloaded-models.js";
-import { RuntimeError } from "../shared/runtime-error.js";
+import type { Config } from "../../config/schema.js";
+import type { EngineRegistry } from "../../engine/create-engine.js";
+import { describeModel } from "../../engine/describe-model.js";
+import type { ModelAccess } from "../../http/http-deps.js";
+import type { DownloadedModels } from "../../models/downloaded-models.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 
 /**
  * serve-http's view of `llama.models`: the same engines the agents use (one load per model, the

@@ -1,12 +1,12 @@
 import type { Readable, Writable } from "node:stream";
-import { runAcpServer } from "../acp/acp-server.js";
-import type { AcpDeps } from "../acp/acp-deps.js";
-import { ACP_USER } from "../acp/acp-connection-state.js";
-import type { ConfigState } from "../config/read-config-file.js";
-import type { Config, ModelConfig } from "../config/schema.js";
-import { describeModel } from "../engine/describe-model.js";
-import type { LazyRuntime } from "./lazy-runtime.js";
-import { mcpLogin } from "./mcp-login.js";
+import { runAcpServer } from "../../acp/acp-server.js";
+import type { AcpDeps } from "../../acp/acp-deps.js";
+import { ACP_USER } from "../../acp/acp-connection-state.js";
+import type { ConfigState } from "../../config/read-config-file.js";
+import type { Config, ModelConfig } from "../../config/schema.js";
+import { describeModel } from "../../engine/describe-model.js";
+import type { LazyRuntime } from "../runtime/lazy-runtime.js";
+import { mcpLogin } from "../oauth/mcp-login.js";
 import { serveStdioLines, type StdioServingOptions } from "./stdio-serving.js";
 
 export interface ServeStdioAcpOptions extends StdioServingOptions {

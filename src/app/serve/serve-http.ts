@@ -1,22 +1,22 @@
 import path from "node:path";
-import type { ConfigState } from "../config/load-config.js";
-import type { Config } from "../config/schema.js";
-import { createHttpApp } from "../http/app.js";
-import { resolveBearerToken } from "../http/bearer-token.js";
-import type { ApiKey } from "../http/keys/api-key.js";
-import { resolveApiKeys } from "../http/keys/resolve-keys.js";
-import type { HttpSettings, McpClientFactory } from "../http/http-deps.js";
-import { assertNoPortClash } from "../http/port-check.js";
-import { listenHttp } from "../http/serve.js";
-import type { Logger } from "../logging/create-logger.js";
-import { readPackageInfo } from "../shared/version.js";
-import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
-import { McpToolProvider } from "../tools/mcp/mcp-tool-provider.js";
-import { RemoteAddressPolicy } from "../tools/mcp/remote-address-policy.js";
-import { createModelAccess } from "./model-access.js";
-import { createRuntime, type Runtime } from "./runtime.js";
-import { startServerProcess } from "./server-process.js";
-import type { SignalLatch } from "./signal-latch.js";
+import type { ConfigState } from "../../config/load-config.js";
+import type { Config } from "../../config/schema.js";
+import { createHttpApp } from "../../http/app.js";
+import { resolveBearerToken } from "../../http/bearer-token.js";
+import type { ApiKey } from "../../http/keys/api-key.js";
+import { resolveApiKeys } from "../../http/keys/resolve-keys.js";
+import type { HttpSettings, McpClientFactory } from "../../http/http-deps.js";
+import { assertNoPortClash } from "../../http/port-check.js";
+import { listenHttp } from "../../http/serve.js";
+import type { Logger } from "../../logging/create-logger.js";
+import { readPackageInfo } from "../../shared/version.js";
+import type { McpRemoteServerConfig } from "../../tools/mcp/mcp-server-spec.js";
+import { McpToolProvider } from "../../tools/mcp/mcp-tool-provider.js";
+import { RemoteAddressPolicy } from "../../tools/mcp/remote-address-policy.js";
+import { createModelAccess } from "../runtime/model-access.js";
+import { createRuntime, type Runtime } from "../runtime/runtime.js";
+import { startServerProcess } from "../process/server-process.js";
+import type { SignalLatch } from "../process/signal-latch.js";
 import type { ServeOutcome } from "./serve-outcome.js";
 
 export interface ServeHttpOptions {
@@ -82,7 +82,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<ServeOutcome
   // prom-client is imported only when metrics are on; one registry for this server (docs/operations.md).
   // The gauges read the runtime at scrape time; the runtime reports to the metrics: built in that order.
   const built: { runtime: Runtime | null } = { runtime: null };
-  const metrics = config.http.metrics ? new (await import("./prom-metrics.js")).PromMetrics(() => built.runtime?.modelSample() ?? null) : undefined;
+  const metrics = config.http.metrics ? new (await import("../metrics/prom-metrics.js")).PromMetrics(() => built.runtime?.modelSample() ?? null) : undefined;
   // serve-http serves the downloaded models by default (llama.serve_downloaded, docs/models.md).
   const runtime = createRuntime({ configState, logger, info: readPackageInfo(), env, serveDownloaded: true, ...(metrics ? { metrics } : {}) });
   built.runtime = runtime;

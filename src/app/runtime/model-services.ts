@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { Config } from "../config/schema.js";
-import type { LlamaLoader } from "../engine/llama/llama-loader.js";
-import { downloadSettingsOf, type DownloadSettings } from "../models/download-settings.js";
-import { ModelFiles } from "../models/model-files.js";
-import type { ModelPuller } from "../models/model-puller.js";
+import type { Config } from "../../config/schema.js";
+import type { LlamaLoader } from "../../engine/llama/llama-loader.js";
+import { downloadSettingsOf, type DownloadSettings } from "../../models/download-settings.js";
+import { ModelFiles } from "../../models/model-files.js";
+import type { ModelPuller } from "../../models/model-puller.js";
 import { PrivateModelPuller } from "./private-model-puller.js";
 
 /** Model files of one runtime: where they go, the pulls in progress, the configured models' files. */

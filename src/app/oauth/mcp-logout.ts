@@ -1,5 +1,5 @@
-import type { Config } from "../config/schema.js";
-import { McpAuthFiles } from "../store/mcp-auth-files.js";
+import type { Config } from "../../config/schema.js";
+import { McpAuthFiles } from "../../store/mcp-auth-files.js";
 
 /** `local-ai mcp logout <server>`: deletes its stored tokens and client registration. Any name works (a server since removed from the config too). */
 export async function mcpLogout(config: Config, server: string): Promise<{ removed: boolean; file: string }> {

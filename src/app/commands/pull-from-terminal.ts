@@ -1,10 +1,10 @@
-import { configOrDefaults } from "../config/config-or-defaults.js";
-import { createLogger, flushLogger } from "../logging/create-logger.js";
-import { downloadSettingsOf } from "../models/download-settings.js";
-import { PrivateModelPuller } from "./private-model-puller.js";
-import type { PullResult, PullStep } from "../models/pull-model.js";
-import { toRuntimeError, type RuntimeError } from "../shared/runtime-error.js";
-import { routeConsole } from "./route-console.js";
+import { configOrDefaults } from "../../config/config-or-defaults.js";
+import { createLogger, flushLogger } from "../../logging/create-logger.js";
+import { downloadSettingsOf } from "../../models/download-settings.js";
+import { PrivateModelPuller } from "../runtime/private-model-puller.js";
+import type { PullResult, PullStep } from "../../models/pull-model.js";
+import { toRuntimeError, type RuntimeError } from "../../shared/runtime-error.js";
+import { routeConsole } from "../process/route-console.js";
 
 export interface TerminalPullOptions {
   ref: string;
