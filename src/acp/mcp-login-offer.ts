@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { loginCommand } from "../tools/mcp/login-required.js";
+import { loginCommand } from "../tools/mcp/oauth/login-required.js";
 import type { McpLogins } from "./acp-deps.js";
 import type { AcpSession } from "./acp-session.js";
 

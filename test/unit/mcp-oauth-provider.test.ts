@@ -5,8 +5,8 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import type { McpRemoteServerConfig } from "../../src/config/schema.js";
 import { McpAuthFiles } from "../../src/store/mcp-auth-files.js";
-import { isLoginRequired, LoginRequiredError } from "../../src/tools/mcp/login-required.js";
-import { McpOAuthProvider } from "../../src/tools/mcp/mcp-oauth-provider.js";
+import { isLoginRequired, LoginRequiredError } from "../../src/tools/mcp/oauth/login-required.js";
+import { McpOAuthProvider } from "../../src/tools/mcp/oauth/mcp-oauth-provider.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 const URL_A = "https://mcp.example.com/mcp";

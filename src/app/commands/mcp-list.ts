@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../../config/schema.js";
 import { McpAuthFiles } from "../../store/mcp-auth-files.js";
-import { McpAuth } from "../../tools/mcp/mcp-auth.js";
+import { McpAuth } from "../../tools/mcp/oauth/mcp-auth.js";
 import { inventoryServers, type McpServerInventory } from "../../tools/mcp/server-inventory.js";
 
 /** Bound on reaching one server (a first `npx -y` may download a stdio server). */

@@ -3,7 +3,7 @@ import { isRemoteServer } from "../../config/mcp-server-kind.js";
 import type { Config } from "../../config/schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { McpAuthFiles } from "../../store/mcp-auth-files.js";
-import { McpAuth } from "../../tools/mcp/mcp-auth.js";
+import { McpAuth } from "../../tools/mcp/oauth/mcp-auth.js";
 import { OAuthCallbackServer } from "./oauth-callback-server.js";
 
 export interface McpLoginOptions {

@@ -15,7 +15,7 @@ import { createStore } from "../../store/create-store.js";
 import type { SessionCatalog } from "../../store/store-types.js";
 import { CompositeToolProvider } from "../../tools/composite-tool-provider.js";
 import { McpAuthFiles } from "../../store/mcp-auth-files.js";
-import { McpAuth } from "../../tools/mcp/mcp-auth.js";
+import { McpAuth } from "../../tools/mcp/oauth/mcp-auth.js";
 import { McpToolProvider } from "../../tools/mcp/mcp-tool-provider.js";
 import type { SessionToolsRequest, ToolProvider } from "../../tools/tool-types.js";
 import type { ModelMemory } from "./model-memory.js";

@@ -4,7 +4,7 @@ import { planModels, type PlanOptions } from "../../engine/plan/plan-models.js";
 import type { ModelPlanReport } from "../../engine/plan/plan-types.js";
 import { McpAuthFiles } from "../../store/mcp-auth-files.js";
 import { listConfiguredTools } from "../../tools/mcp/configured-tools.js";
-import { McpAuth } from "../../tools/mcp/mcp-auth.js";
+import { McpAuth } from "../../tools/mcp/oauth/mcp-auth.js";
 
 /** Bound on starting each MCP server for plan (a first `npx -y` may download the server). */
 const MCP_START_TIMEOUT_MS = 25_000;

@@ -5,8 +5,8 @@ import { describeToolShare, measureToolSchemas, toolShareFix, type ToolSchemaSha
 import { isRemoteServer } from "../../config/mcp-server-kind.js";
 import { McpAuthFiles } from "../../store/mcp-auth-files.js";
 import { listConfiguredTools } from "../../tools/mcp/configured-tools.js";
-import { loginCommand } from "../../tools/mcp/login-required.js";
-import { McpAuth } from "../../tools/mcp/mcp-auth.js";
+import { loginCommand } from "../../tools/mcp/oauth/login-required.js";
+import { McpAuth } from "../../tools/mcp/oauth/mcp-auth.js";
 import type { CheckResult } from "../doctor-report.js";
 import { fail, firstLine, ok, warn } from "../check-result.js";
 

@@ -1,6 +1,6 @@
 import type { Config } from "../../config/schema.js";
 import type { Logger } from "../../logging/create-logger.js";
-import type { McpAuth } from "./mcp-auth.js";
+import type { McpAuth } from "./oauth/mcp-auth.js";
 import { McpToolProvider, type McpServerStatus } from "./mcp-tool-provider.js";
 
 /** A tool as the model is offered it (the shape of the engine's ToolSpec). */

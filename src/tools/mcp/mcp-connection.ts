@@ -5,7 +5,7 @@ import { cancelledResult, errorResult, timeoutResult } from "../tool-results.js"
 import type { ToolCallOptions, ToolCallResult, ToolProgress } from "../tool-types.js";
 import { ElicitationAskers } from "./elicitation-askers.js";
 import { toToolCallResult } from "./call-result.js";
-import type { McpAuth } from "./mcp-auth.js";
+import type { McpAuth } from "./oauth/mcp-auth.js";
 import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, withStderr, type McpListKind, type McpSession } from "./mcp-session.js";
 import { ReconnectBackoff } from "./reconnect-backoff.js";

@@ -106,7 +106,7 @@ export async function openSession(options: OpenSessionOptions, register: (sessio
   } catch (error) {
     session.pid = pidOf(transport);
     await closeSession(session, logger);
-    const { isLoginRequired } = await import("./login-required.js");
+    const { isLoginRequired } = await import("./oauth/login-required.js");
     // The login message stands alone: it says what to do.
     if (isLoginRequired(error)) throw error;
     if (options.untrusted !== undefined) {

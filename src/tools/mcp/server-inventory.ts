@@ -1,6 +1,6 @@
 import type { Logger } from "../../logging/create-logger.js";
-import { isLoginRequired } from "./login-required.js";
-import type { McpAuth } from "./mcp-auth.js";
+import { isLoginRequired } from "./oauth/login-required.js";
+import type { McpAuth } from "./oauth/mcp-auth.js";
 import { isRemoteServer, type McpServerSpec } from "./mcp-server-spec.js";
 import { closeSession, errorText, listAllTools, openSession, type McpSession } from "./mcp-session.js";
 

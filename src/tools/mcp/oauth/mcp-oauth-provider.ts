@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { McpRemoteServerConfig } from "../../config/schema.js";
-import type { Logger } from "../../logging/create-logger.js";
-import type { McpAuthRecord, McpAuthStore } from "../../shared/mcp-auth-record.js";
+import type { McpRemoteServerConfig } from "../../../config/schema.js";
+import type { Logger } from "../../../logging/create-logger.js";
+import type { McpAuthRecord, McpAuthStore } from "../../../shared/mcp-auth-record.js";
 import { LoginRequiredError } from "./login-required.js";
 
 /** An access token this close to its expiry is refreshed before it is used. */

@@ -1,6 +1,6 @@
-import type { McpRemoteServerConfig } from "../../config/schema.js";
-import type { Logger } from "../../logging/create-logger.js";
-import type { McpAuthStore } from "../../shared/mcp-auth-record.js";
+import type { McpRemoteServerConfig } from "../../../config/schema.js";
+import type { Logger } from "../../../logging/create-logger.js";
+import type { McpAuthStore } from "../../../shared/mcp-auth-record.js";
 import { McpOAuthProvider, type InteractiveLogin } from "./mcp-oauth-provider.js";
 
 export interface McpAuthDeps {
