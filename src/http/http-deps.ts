@@ -39,7 +39,7 @@ export interface HttpSettings {
   sessionQueue: boolean;
   /** http.coalesce_ms: text deltas of a streamed turn within this window leave as one chunk (0 or unset = off). */
   coalesceMs?: number;
-  /** A `: keep-alive` comment is sent after this long without output (default 10 s). */
+  /** A quiet stream gets its dialect's heartbeat after this long without output (serve-http: http.keepalive_s; default 10 s). */
   keepAliveMs?: number;
   /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */
   maxPendingStreamBytes?: number;
@@ -53,7 +53,7 @@ export interface HttpSettings {
   responses?: ResponseStoreSettings;
 }
 
-/** The streams' settings with their defaults filled, once for every route that streams. */
+/** The streams' settings with their defaults filled: once, in createHttpApp, for every route that streams. */
 export function streamSettings(settings: HttpSettings): TurnStreamSettings {
   return { keepAliveMs: settings.keepAliveMs ?? 10_000, coalesceMs: settings.coalesceMs ?? 0, maxPendingBytes: settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 };
 }

@@ -1,6 +1,6 @@
 import { toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
-import type { TurnResponder } from "../responder/dialect-turn.js";
+import { typedEventSink, type TurnResponder } from "../responder/dialect-turn.js";
 import { namedFrame } from "../sse/sse-frames.js";
 import type { RunTurn } from "../sse/turn-stream.js";
 import { MessageBuilder, type MessageIdentity, type ThinkingDisplay } from "./message-builder.js";
@@ -29,7 +29,7 @@ function refusal(error: unknown): unknown {
  */
 export function messagesResponder(answer: MessageAnswer): TurnResponder {
   return ({ send }) => {
-    const builder = new MessageBuilder(answer.identity, send === null ? () => undefined : (event) => send(namedFrame(event.type, event)), answer.thinking, answer.degradationTier, answer.warnings);
+    const builder = new MessageBuilder(answer.identity, typedEventSink(send), answer.thinking, answer.degradationTier, answer.warnings);
     return {
       run: answer.run,
       open: () => builder.start(),

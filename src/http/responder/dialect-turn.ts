@@ -1,9 +1,15 @@
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import { namedFrame } from "../sse/sse-frames.js";
 import type { RunTurn } from "../sse/turn-stream.js";
 
 /** Where a stream's frames go (SSE text, already framed); null: the answer is one JSON body. */
 export type FrameSink = ((frame: string) => void) | null;
+
+/** A builder's sink for events named by their `type` (Responses, Messages): each an SSE event of that name; dropped for JSON. */
+export function typedEventSink(send: FrameSink): (event: { type: string }) => void {
+  return send === null ? () => undefined : (event) => send(namedFrame(event.type, event));
+}
 
 /**
  * One turn's answer in a dialect's terms: what turn-responder.ts asks of chat completions,

@@ -1,7 +1,7 @@
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { RuntimeError, toRuntimeError } from "../../shared/runtime-error.js";
 import { HttpError, toOpenAiError } from "../http-error.js";
-import type { TurnResponder } from "../responder/dialect-turn.js";
+import { typedEventSink, type TurnResponder } from "../responder/dialect-turn.js";
 import { namedFrame } from "../sse/sse-frames.js";
 import type { RunTurn } from "../sse/turn-stream.js";
 import { ResponseBuilder, type ResponseEvent } from "./response-builder.js";
@@ -52,7 +52,7 @@ function refusal(error: unknown): unknown {
  */
 export function responsesResponder(answer: ResponseAnswer): TurnResponder {
   return ({ send, signal }) => {
-    const builder = newBuilder(answer, send === null ? () => undefined : (event) => send(namedFrame(event.type, event)));
+    const builder = newBuilder(answer, typedEventSink(send));
     return {
       run: withMcp(answer, builder),
       open: () => builder.start(),
