@@ -52,11 +52,12 @@ export interface StartTurnStreamOptions {
 
 /**
  * Starts the turn, its events going to `sink` (merged while `frames` is backlogged), and waits
- * until the answer may start (firstStepOrMemoryWait) or the turn's end, whichever comes first: "started", or the outcome of a turn
- * that ended without it. A failure before that releases the turn, cancels the stream and throws
- * (the refusal), so the request still gets a real HTTP error status. `turn` settles the rest.
+ * until the answer may start (firstStepOrMemoryWait) or the turn's end, whichever comes first. A
+ * failure before that releases the turn, cancels the stream and throws (the refusal), so the
+ * request still gets a real HTTP error status. `turn` settles the rest (a turn that ended without
+ * a first step: its outcome).
  */
-export async function startTurnStream(frames: FrameStream, options: StartTurnStreamOptions): Promise<{ first: "started" | TurnOutcome; turn: Promise<TurnOutcome> }> {
+export async function startTurnStream(frames: FrameStream, options: StartTurnStreamOptions): Promise<{ turn: Promise<TurnOutcome> }> {
   let markStarted: () => void = () => undefined;
   const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
   const sink: EmitEvent = (event) => {
@@ -67,7 +68,8 @@ export async function startTurnStream(frames: FrameStream, options: StartTurnStr
   // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).
   const turn = withCoalescedEmit(sink, { windowMs: options.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
   try {
-    return { first: await Promise.race([started, turn]), turn };
+    await Promise.race([started, turn]);
+    return { turn };
   } catch (error) {
     options.release();
     frames.cancel("turn failed before it started");
