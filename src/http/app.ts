@@ -8,10 +8,9 @@ import { keyAuth } from "./middleware/key-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
 import { InFlightWork } from "./in-flight-work.js";
-import { HttpError, toOpenAiError, type MappedError } from "./http-error.js";
-import { anthropicError } from "./messages/anthropic-error.js";
-import { registerMessagesRoutes } from "./messages/messages-routes.js";
-import { registerChatRoute } from "./openai/chat-route.js";
+import { HttpError, toOpenAiError } from "./http-error.js";
+import { messagesDialect } from "./messages/messages-routes.js";
+import { chatDialect } from "./openai/chat-route.js";
 import { registerCompletionsRoute } from "./openai/completions-route.js";
 import { registerEmbeddingsRoute } from "./openai/embeddings-route.js";
 import { registerRerankRoute } from "./openai/rerank-route.js";
@@ -22,10 +21,15 @@ import { registerModelsRoute } from "./routes/models.js";
 import { requestContext } from "./middleware/request-context.js";
 import { requestLogger, requestRecord } from "./request-record.js";
 import { noMetrics } from "../shared/metrics-recorder.js";
-import { ResponseStore } from "./responses/response-store.js";
-import { registerResponsesRoutes } from "./responses/responses-routes.js";
+import { responsesDialect } from "./responses/responses-routes.js";
+import { errorShapeOf, useErrorShape } from "./responder/error-shape.js";
+import type { DialectRoutes, HttpDialect } from "./responder/http-dialect.js";
+import { streamSettings } from "./http-deps.js";
 import { ModelResolver } from "./resolve-model.js";
 import { SessionGate } from "./session-gate.js";
+
+/** The API dialects that answer agent turns, each in its folder (responder/http-dialect.ts). */
+const DIALECTS: readonly HttpDialect[] = [chatDialect, responsesDialect, messagesDialect];
 
 export interface HttpApp {
   app: Hono;
@@ -55,6 +59,8 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const ring = keys.length === 0 ? null : new KeyRing(keys);
 
   app.use("*", requestContext({ logger: deps.logger, metrics: deps.metrics?.recorder ?? noMetrics }));
+  // Before every guard: a refusal under a dialect's paths (Host, auth, body, 404) is in its shape.
+  for (const dialect of DIALECTS) for (const path of dialect.paths) app.use(path, useErrorShape(dialect.errorShape));
   app.use("*", hostCheck(settings));
   // The llama-server paths outside /v1 (rerank, tokenize) are guarded as /v1 is.
   const topLevel = ["/rerank", "/tokenize", "/detokenize"];
@@ -82,19 +88,18 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     app.use(path, bodyLimited);
   }
   registerModelsRoute(app, deps, resolver, startedAt);
-  registerChatRoute(app, deps, resolver, gate, inFlight);
-  registerResponsesRoutes(app, deps, resolver, inFlight, settings.responses === undefined ? undefined : new ResponseStore(settings.responses, deps.logger));
-  registerMessagesRoutes(app, deps, resolver, inFlight);
+  const routes: DialectRoutes = { deps, resolver, gate, inFlight, shutdownSignal: deps.shutdownSignal, stream: streamSettings(settings) };
+  for (const dialect of DIALECTS) dialect.register(app, routes);
   if (deps.models !== undefined) {
     registerEmbeddingsRoute(app, deps, resolver, deps.models);
-    registerCompletionsRoute(app, deps, resolver, deps.models, inFlight);
+    registerCompletionsRoute(app, deps, resolver, deps.models, routes);
     registerRerankRoute(app, deps, resolver, deps.models);
     registerTokenizeRoutes(app, deps, resolver, deps.models);
   }
 
   app.notFound((c) => {
     const mapped = toOpenAiError(new HttpError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`));
-    return c.json(inDialect(c.req.path, mapped, requestRecord(c)?.id), mapped.status);
+    return c.json(errorShapeOf(c)(mapped, requestRecord(c)?.id), mapped.status);
   });
   app.onError((error, c) => {
     const mapped = toOpenAiError(error);
@@ -104,20 +109,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     if (body.error.code === "cancelled") log.info({ path: c.req.path, reason: body.error.message }, "request cancelled");
     else if (status >= 500) log.error({ err: error, path: c.req.path }, "request failed");
     else log.debug({ code: body.error.code, path: c.req.path }, "request refused");
-    return c.json(inDialect(c.req.path, mapped, requestRecord(c)?.id), status);
+    return c.json(errorShapeOf(c)(mapped, requestRecord(c)?.id), status);
   });
   return { app, resolver, gate, inFlight };
-}
-
-/**
- * The error body in the shape the route's clients parse: Anthropic's under /v1/messages, OpenAI's
- * elsewhere; `error.request_id` in both, the id a user quotes when asking about the failure.
- */
-function inDialect(path: string, mapped: MappedError, requestId: string | undefined): unknown {
-  const id = requestId === undefined ? {} : { request_id: requestId };
-  if (path === "/v1/messages" || path.startsWith("/v1/messages/")) {
-    const body = anthropicError(mapped.status, mapped.body.error.message, mapped.body.error.param);
-    return { ...body, error: { ...body.error, ...id } };
-  }
-  return { error: { ...mapped.body.error, ...id } };
 }

@@ -11,6 +11,7 @@ import type { McpRemoteServerConfig } from "../tools/mcp/mcp-server-spec.js";
 import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 import type { ToolProvider } from "../tools/tool-types.js";
 import type { MetricsRecorder } from "../shared/metrics-recorder.js";
+import type { TurnStreamSettings } from "./sse/turn-stream.js";
 
 /** A turn's cancel signal, event sink, the key's tool scope; `logger`: the request's (its id on the turn's log lines). */
 export type TurnRunOptions = Pick<TurnOptions, "signal" | "emit" | "toolScope" | "logger" | "pauseForElicitation" | "meter">;
@@ -38,7 +39,7 @@ export interface HttpSettings {
   sessionQueue: boolean;
   /** http.coalesce_ms: text deltas of a streamed turn within this window leave as one chunk (0 or unset = off). */
   coalesceMs?: number;
-  /** A `: keep-alive` comment is sent after this long without output (default 10 s). */
+  /** A quiet stream gets its dialect's heartbeat after this long without output (serve-http: http.keepalive_s; default 10 s). */
   keepAliveMs?: number;
   /** A stream whose client reads slower than the turn produces is cancelled beyond this (default 8 MiB). */
   maxPendingStreamBytes?: number;
@@ -50,6 +51,11 @@ export interface HttpSettings {
   metricsPublic?: boolean;
   /** The store of POST /v1/responses (`http.responses`); absent: nothing is stored, previous_response_id finds nothing. */
   responses?: ResponseStoreSettings;
+}
+
+/** The streams' settings with their defaults filled: once, in createHttpApp, for every route that streams. */
+export function streamSettings(settings: HttpSettings): TurnStreamSettings {
+  return { keepAliveMs: settings.keepAliveMs ?? 10_000, coalesceMs: settings.coalesceMs ?? 0, maxPendingBytes: settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 };
 }
 
 /** Where stored responses live (<data_dir>/responses) and the bounds of that store. */

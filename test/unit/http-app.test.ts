@@ -125,6 +125,8 @@ describe("HTTP app (app.request, scripted runner)", () => {
   it("an error after the stream started is a data: {error} frame and no [DONE]", async () => {
     const runner = new ScriptedRunner((request, emit) => {
       emit({ event: "run_start", user_input: "hi", trace_id: "t1", session_id: "s", agent: "assistant" });
+      // The answer starts at the first model step (docs/http-api.md "When a stream starts").
+      emit({ event: "llm_start", step: 0 });
       return Promise.reject(new RuntimeError("engine_unavailable", "engine down"));
     });
     const res = await makeApp(runner).request("/v1/chat/completions", post(chat({ stream: true })));
@@ -241,7 +243,8 @@ describe("HTTP app (app.request, scripted runner)", () => {
     let started: () => void = () => undefined;
     const running = new Promise<void>((resolve) => (started = resolve));
     const runner = new ScriptedRunner(async (request, emit, signal) => {
-      emit(TEXT_EVENTS(request.session_id ?? "x")[0]!);
+      // run_start, memory_start, llm_start: the stream's answer has started.
+      for (const event of TEXT_EVENTS(request.session_id ?? "x").slice(0, 3)) emit(event);
       started();
       // Settles only when told: a turn that ignores its client leaving must stay counted.
       await new Promise<void>((resolve) => (finish = resolve));
@@ -330,6 +333,7 @@ describe("HTTP app (app.request, scripted runner)", () => {
       (request, emit, signal) =>
         new Promise((_, reject) => {
           emit({ event: "run_start", user_input: "hi", trace_id: "t", session_id: "s", agent: "assistant" });
+          emit({ event: "llm_start", step: 0 });
           const timer = setInterval(() => emit({ event: "llm_chunk", step: 0, delta: "x" }), 1);
           signal.addEventListener("abort", () => {
             clearInterval(timer);

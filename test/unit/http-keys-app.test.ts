@@ -27,6 +27,8 @@ class GatedRunner implements TurnRunner {
   async runStateless(_request: StatelessTurnRequest, options: StatelessTurnOptions): Promise<TurnOutcome> {
     this.scopes.push(options.toolScope);
     options.emit({ event: "run_start", user_input: "hi", trace_id: "t", session_id: null, agent: "assistant" });
+    // A stream's answer starts at the first model step.
+    options.emit({ event: "llm_start", step: 0 });
     this.count += 1;
     for (const waiter of this.waiters.filter((w) => w.n <= this.count)) waiter.resolve();
     await new Promise<void>((resolve) => this.gates.push(resolve));

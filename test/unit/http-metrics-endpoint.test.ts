@@ -26,10 +26,11 @@ function runner(fail = false): TurnRunner {
     const tally = new TurnTally();
     const counted = tally.wrap(emit);
     counted(EVENTS[0] as AgentEvent);
-    // Let the SSE answer start before the failure (it starts at run_start).
+    counted(EVENTS[1] as AgentEvent);
+    // Let the SSE answer start before the failure (it starts at the first model step, llm_start).
     await new Promise((resolve) => setImmediate(resolve));
     if (fail) throw new RuntimeError("engine_error", "the engine fell over");
-    for (const event of EVENTS.slice(1)) counted(event);
+    for (const event of EVENTS.slice(2)) counted(event);
     return { finish_reason: "stop", response: "Hello", reasoning: "", usage: tally.usage, session_id: null, trace_id: "abcd", warnings: [] };
   };
   return {

@@ -1,3 +1,5 @@
+import type { ErrorShape } from "../responder/error-shape.js";
+
 /** The Anthropic error body: `{"type": "error", "error": {"type", "message"}}`. */
 export interface AnthropicErrorBody {
   type: "error";
@@ -35,3 +37,9 @@ export function anthropicError(status: number, message: string, param: string | 
   const named = param !== null && param !== "" && !message.startsWith(param) ? `${param}: ${message}` : message;
   return { type: "error", error: { type: anthropicErrorType(status), message: named } };
 }
+
+/** The Messages dialect's error shape: Anthropic's body, with `error.request_id` (the id a user quotes). */
+export const anthropicErrorShape: ErrorShape = (mapped, requestId) => {
+  const body = anthropicError(mapped.status, mapped.body.error.message, mapped.body.error.param);
+  return { ...body, error: { ...body.error, ...(requestId === undefined ? {} : { request_id: requestId }) } };
+};

@@ -1,6 +1,7 @@
 import { promptTimings, type PromptTimings } from "../../wire/prompt-timings.js";
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import { onContentEvent, type ContentEvents } from "../responder/content-events.js";
 import { messageUsage, signatureOf, stopReasonOf, toolInput, type ContentBlock, type MessageObject, type StopReason, type TextBlock, type ThinkingBlock } from "./message-object.js";
 
 /** One server-sent event of the Messages stream (its `type` is the SSE event name). */
@@ -50,23 +51,17 @@ export class MessageBuilder {
   }
 
   onAgentEvent(event: AgentEvent): void {
-    switch (event.event) {
-      case "run_start":
-        this.traceId = event.trace_id;
-        break;
-      case "llm_start":
-        this.close();
-        break;
-      case "thinking_chunk":
-        if (this.thinking !== "none") this.thinkingDelta(event.delta);
-        break;
-      case "llm_chunk":
-        this.textDelta(event.delta);
-        break;
-      default:
-        break;
-    }
+    onContentEvent(event, this.contentEvents);
   }
+
+  private readonly contentEvents: ContentEvents = {
+    traced: (traceId) => (this.traceId = traceId),
+    stepStarted: () => this.close(),
+    thinking: (delta) => {
+      if (this.thinking !== "none") this.thinkingDelta(delta);
+    },
+    text: (delta) => this.textDelta(delta),
+  };
 
   /** Closes what is open, adds the client tool calls as tool_use blocks, and sends the ending. */
   finish(outcome: TurnOutcome): MessageObject {

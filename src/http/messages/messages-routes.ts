@@ -3,25 +3,25 @@ import type { Context, Hono } from "hono";
 import type { StatelessTurnRequest } from "../../agent/stateless-turn.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps } from "../http-deps.js";
-import type { InFlightWork } from "../in-flight-work.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
 import { requestAbort } from "../request-abort.js";
-import { startRequestWork } from "../request-work.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { requestLogger, requestRecord } from "../request-record.js";
-import { resolveServedModel } from "../resolve-served-model.js";
+import { resolveTurnTarget, type TurnTarget } from "../resolve-turn-target.js";
+import type { DialectRoutes, HttpDialect } from "../responder/http-dialect.js";
+import { respondToTurn } from "../responder/turn-responder.js";
 import { scopedRunner } from "../scoped-runner.js";
+import { anthropicErrorShape } from "./anthropic-error.js";
 import type { ThinkingDisplay } from "./message-builder.js";
 import { newMessageId } from "./message-object.js";
-import { runMessage } from "./message-run.js";
+import { messagesResponder } from "./messages-responder.js";
 import { toConversation } from "./messages-content.js";
 import { parseMessagesRequest, unreadFieldWarnings, type MessagesRequest } from "./messages-schema.js";
 import { toClientTools, toOverrides } from "./messages-tools.js";
 
 interface ResolvedTurn {
-  agent: string;
-  modelName: string;
+  target: TurnTarget;
   request: MessagesRequest;
   turn: Omit<StatelessTurnRequest, "agent">;
   warnings: string[];
@@ -33,40 +33,35 @@ interface ResolvedTurn {
  * whole conversation each step. The KV cache follows the conversation: by
  * `x-claude-code-session-id` where the client sends it, else the engine's longest matching prefix.
  */
-export function registerMessagesRoutes(app: Hono, deps: HttpDeps, resolver: ModelResolver, inFlight: InFlightWork): void {
+function registerMessagesRoutes(app: Hono, routes: DialectRoutes): void {
+  const { deps, resolver } = routes;
   app.post("/v1/messages", async (c) => {
     const resolved = await resolve(c, deps, resolver, await readJson(c));
-    const { agent, modelName, request } = resolved;
+    const { target, request } = resolved;
+    const { agent } = target;
     const runner = scopedRunner(c, deps.runner());
     const identity = { id: newMessageId(), model: request.model, requestId: requestRecord(c)?.id };
     const userId = request.metadata?.user_id ?? undefined;
     const logger = requestLogger(c, deps.logger).child({ agent, message_id: identity.id, ...(userId === undefined ? {} : { user_id: userId.slice(0, 200) }) });
-    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, logger });
-    return runMessage({
+    const responder = messagesResponder({
       run: (options) => runner.runStateless({ agent, ...resolved.turn }, { ...options, toolScope: requestKeyScope(c).toolScope }),
       identity,
       thinking: thinkingDisplay(request),
       warnings: resolved.warnings,
-      controller: work.controller,
-      release: work.finish,
-      degradationTier: () => deps.health().engines[modelName]?.degradationTier ?? "NORMAL",
-      logger,
-      stream:
-        request.stream === true
-          ? { keepAliveMs: deps.settings.keepAliveMs ?? 10_000, coalesceMs: deps.settings.coalesceMs ?? 0, maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024 }
-          : null,
+      degradationTier: target.degradationTier,
     });
+    return respondToTurn(c, routes, { stream: request.stream === true, responder, logger });
   });
 
   app.post("/v1/messages/count_tokens", async (c) => {
     const raw = await readJson(c);
     // count_tokens takes no max_tokens: the count is of the prompt alone.
-    const { agent, turn } = await resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
+    const { target, turn } = await resolve(c, deps, resolver, { max_tokens: 1, ...(raw as object) });
     const runner = scopedRunner(c, deps.runner());
     if (runner.countPromptTokens === undefined) throw new HttpError("not_found", "Token counts are not available on this server", "model");
     const abort = requestAbort(c.req.raw.signal, deps.shutdownSignal);
     try {
-      return c.json({ input_tokens: await runner.countPromptTokens({ agent, ...turn }, abort.controller.signal) });
+      return c.json({ input_tokens: await runner.countPromptTokens({ agent: target.agent, ...turn }, abort.controller.signal) });
     } finally {
       abort.dispose();
     }
@@ -77,22 +72,16 @@ async function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw:
   const request = parseMessagesRequest(raw);
   requestLogger(c, deps.logger).debug({ anthropic_version: c.req.header("anthropic-version"), anthropic_beta: c.req.header("anthropic-beta") }, "messages request");
   // Claude Code sends its own model names (claude-opus-..., claude-haiku-...): http.model_aliases maps them.
-  const resolved = await resolveServedModel(resolver, deps.models, request.model, requestRecord(c));
-  requestKeyScope(c).assertModel(resolved);
-  const agent = resolved.agent ?? "";
-  const modelName = resolved.modelName;
-  const images = deps.models?.describe(modelName).capabilities.vision ?? false;
-  const warnings = unreadFieldWarnings(raw);
-  if (resolved.fallback === true) warnings.push(`model ${JSON.stringify(resolved.id.slice(0, 200))} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`);
-  const messages = toConversation(request, { images });
+  const target = await resolveTurnTarget(c, deps, resolver, request.model);
+  const warnings = [...unreadFieldWarnings(raw), ...target.warnings];
+  const messages = toConversation(request, { images: target.vision() });
   const tools = toClientTools(request);
   const { overrides, warnings: overrideWarnings } = toOverrides(request, tools);
   warnings.push(...tools.warnings, ...overrideWarnings);
   const session = c.req.header("x-claude-code-session-id");
   const cacheKey = session === undefined || session === "" ? undefined : `messages/${createHash("sha256").update(session).digest("hex").slice(0, 32)}`;
   const turn: Omit<StatelessTurnRequest, "agent"> = {
-    // A downloaded model served on demand: the default agent's turn, on that model.
-    ...(resolved.downloaded === true ? { model: modelName } : {}),
+    ...target.onModel,
     messages,
     ...(tools.specs === undefined ? {} : { clientTools: tools.specs }),
     overrides,
@@ -100,7 +89,7 @@ async function resolve(c: Context, deps: HttpDeps, resolver: ModelResolver, raw:
     truncation: "disabled",
     ...(request.keep_alive === undefined ? {} : { keep_alive: request.keep_alive }),
   };
-  return { agent, modelName, request, turn, warnings };
+  return { target, request, turn, warnings };
 }
 
 /** `thinking.type: "disabled"` drops the thinking blocks (the model may still think: no engine has a switch). */
@@ -108,3 +97,5 @@ function thinkingDisplay(request: MessagesRequest): ThinkingDisplay {
   if (request.thinking?.type === "disabled") return "none";
   return request.thinking?.display === "omitted" ? "omitted" : "full";
 }
+
+export const messagesDialect: HttpDialect = { paths: ["/v1/messages/*"], errorShape: anthropicErrorShape, register: registerMessagesRoutes };

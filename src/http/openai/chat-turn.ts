@@ -1,32 +1,28 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import type { Logger } from "pino";
-import type { EmitEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import { assertSafeId } from "../../shared/safe-id.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { requestKeyScope } from "../request-key.js";
-import { requestLogger, requestRecord } from "../request-record.js";
-import { resolveServedModel } from "../resolve-served-model.js";
+import { requestLogger } from "../request-record.js";
+import { resolveTurnTarget, type TurnTarget } from "../resolve-turn-target.js";
 import { scopedRunner } from "../scoped-runner.js";
 import type { SessionGate } from "../session-gate.js";
+import type { RunTurn } from "../sse/turn-stream.js";
 import { assertSupported, ignoredFieldWarnings, toClientTools, toConversation, toOverrides, userIdFor } from "./request-mapping.js";
 import { lastUserInput, parseChatRequest, type ChatRequest } from "./request-schema.js";
 
 /** Runs the turn with this event sink; resolves with its outcome (the request's ignored fields among its warnings). */
-export type StartTurn = (options: { signal: AbortSignal; emit: EmitEvent }) => Promise<TurnOutcome>;
+export type StartTurn = RunTurn;
 
 /** A chat request resolved into the turn to run; nothing has started yet but the session gate. */
 export interface ChatTurn {
   body: ChatRequest;
-  /** The agent that answers. */
-  agent: string;
-  /** The name the client asked for (an agent, an alias, a downloaded model), echoed as `model`. */
-  model: string;
-  /** The `llama.models` name that serves it. */
-  modelName: string;
+  /** Who answers; its `id` (the name the client asked for) is echoed as `model`. */
+  target: TurnTarget;
   start: StartTurn;
   /** Lets the session go (the gate entered for a session-mode turn); idempotent. */
   release: () => void;
@@ -45,14 +41,9 @@ export async function resolveChatTurn(c: Context, raw: unknown, deps: HttpDeps, 
   assertSupported(body);
   const scope = requestKeyScope(c);
   const sessionHeader = c.req.header("x-session-id");
-  const resolved = await resolveServedModel(resolver, deps.models, body.model, requestRecord(c));
-  scope.assertModel(resolved);
-  // A downloaded model served on demand: the default agent's turn, on that model.
-  const model = resolved.downloaded === true ? { model: resolved.modelName } : {};
-  // Chat names agents only (no llama.models names), so there is always one.
-  const agent = resolved.agent ?? "";
-  const ignored = ignoredFieldWarnings(raw);
-  if (resolved.fallback === true) ignored.push(`model ${JSON.stringify(resolved.id)} matches no agent or alias: answered by the default agent "${agent}" (http.unknown_model: default)`);
+  const target = await resolveTurnTarget(c, deps, resolver, body.model);
+  const { agent, onModel: model } = target;
+  const ignored = [...ignoredFieldWarnings(raw), ...target.warnings];
   const overrides = toOverrides(body);
   const clientTools = toClientTools(body);
   const named = body.session_id ?? sessionHeader;
@@ -63,7 +54,7 @@ export async function resolveChatTurn(c: Context, raw: unknown, deps: HttpDeps, 
     const messages = toConversation(body.messages);
     const start: StartTurn = async (options) =>
       withWarnings(await runner.runStateless({ agent, ...model, messages, ...(clientTools ? { clientTools } : {}), overrides, approve_execution: body.approve_execution === true, ...(body.keep_alive === undefined ? {} : { keep_alive: body.keep_alive }) }, { ...options, toolScope: scope.toolScope }), ignored);
-    return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release: () => undefined, log };
+    return { body, target, start, release: () => undefined, log };
   }
   if (clientTools !== undefined) {
     throw new RuntimeError("invalid_request", "tools: functions the client runs need a conversation kept by the client; omit session_id (and X-Session-Id) to use them", { details: { param: "tools" } });
@@ -75,7 +66,7 @@ export async function resolveChatTurn(c: Context, raw: unknown, deps: HttpDeps, 
   const release = gate.enter(userId, sessionId);
   const start: StartTurn = async (options) =>
     withWarnings(await runner.runTurn({ user_id: userId, session_id: sessionId, agent, ...model, input, resume: body.resume, approve_execution: body.approve_execution, ...(body.elicitation === undefined ? {} : { elicitation: body.elicitation }), overrides, keep_alive: body.keep_alive }, { ...options, toolScope: scope.toolScope, pauseForElicitation: true }), ignored);
-  return { body, agent, model: resolved.id, modelName: resolved.modelName, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
+  return { body, target, start, release, log: log.child({ session_id: sessionId, user_id: userId }) };
 }
 
 function withWarnings(outcome: TurnOutcome, extra: readonly string[]): TurnOutcome {

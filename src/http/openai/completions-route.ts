@@ -4,7 +4,7 @@ import type { CompletionChunk, CompletionRequest } from "../../engine/completion
 import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
-import type { InFlightWork } from "../in-flight-work.js";
+import type { TurnServing } from "../responder/turn-responder.js";
 import type { KeyScope } from "../keys/key-scope.js";
 import { readJson } from "../read-json.js";
 import { requestKeyScope } from "../request-key.js";
@@ -28,18 +28,18 @@ interface ResolvedCompletion {
  * POST /v1/completions: plain text completion for autocomplete clients, on the model behind the
  * named agent (or a model named directly). No chat template, no tools, no agent loop, no session.
  */
-export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, inFlight: InFlightWork): void {
+export function registerCompletionsRoute(app: Hono, deps: HttpDeps, resolver: ModelResolver, models: ModelAccess, serving: TurnServing): void {
   app.post("/v1/completions", async (c) => {
     const record = requestRecord(c);
     const resolved = await resolveCompletion(await readJson(c), resolver, models, requestKeyScope(c), record);
     // The client going away (or shutdown) stops generation at once and frees the sequence.
-    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: deps.shutdownSignal, inFlight, logger: requestLogger(c, deps.logger) });
+    const work = startRequestWork({ requestSignal: c.req.raw.signal, shutdownSignal: serving.shutdownSignal, inFlight: serving.inFlight, logger: requestLogger(c, deps.logger) });
     const chunks = counted(resolved.complete({ ...resolved.completion, signal: work.controller.signal }), record);
     if (resolved.body.stream) {
       return streamCompletion({
         chunks, identity: resolved.identity, includeUsage: resolved.body.includeUsage, controller: work.controller, release: work.finish,
-        keepAliveMs: deps.settings.keepAliveMs ?? 10_000,
-        maxPendingBytes: deps.settings.maxPendingStreamBytes ?? 8 * 1024 * 1024,
+        keepAliveMs: serving.stream.keepAliveMs,
+        maxPendingBytes: serving.stream.maxPendingBytes,
         logger: requestLogger(c, deps.logger).child({ model: resolved.identity.model, endpoint: "completions" }),
         requestId: record?.id,
       });

@@ -12,6 +12,8 @@ export interface FrameContext {
   events: boolean;
   /** `return_progress`: when the current step started (performance.now()), for `prompt_progress.time_ms`; null: not asked. */
   progress: { stepStartedAt: number } | null;
+  /** The role chunk that opens the stream was sent (at run_start). */
+  announced?: boolean;
 }
 
 /**
@@ -26,6 +28,7 @@ export function framesFor(event: AgentEvent, ctx: FrameContext): string[] {
     case "run_start":
       // The completion id comes from the trace id, known from here on: the role chunk opens the stream.
       assignCompletionId(ctx.identity, event.trace_id);
+      ctx.announced = true;
       return [...named, dataFrame(chunkObject(ctx.identity, { role: "assistant", content: "" }))];
     case "llm_chunk":
       return [...named, dataFrame(textChunkJson(ctx.identity, "content", event.delta))];

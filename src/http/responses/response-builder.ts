@@ -2,6 +2,7 @@ import { promptTimings, type PromptTimings } from "../../wire/prompt-timings.js"
 import type { AgentEvent } from "../../agent/events.js";
 import type { TurnOutcome } from "../../agent/turn-outcome.js";
 import type { ToolCall } from "../../shared/conversation/chat-message.js";
+import { onContentEvent, type ContentEvents } from "../responder/content-events.js";
 import {
   itemId,
   responseObject,
@@ -81,19 +82,8 @@ export class ResponseBuilder {
   }
 
   onAgentEvent(event: AgentEvent): void {
+    if (onContentEvent(event, this.contentEvents)) return;
     switch (event.event) {
-      case "run_start":
-        this.traceId = event.trace_id;
-        break;
-      case "llm_start":
-        this.close("completed");
-        break;
-      case "thinking_chunk":
-        this.reasoningDelta(event.delta);
-        break;
-      case "llm_chunk":
-        this.textDelta(event.delta);
-        break;
       case "tool_start":
       case "tool_done":
         this.mcp.onToolEvent(event);
@@ -107,6 +97,13 @@ export class ResponseBuilder {
         break;
     }
   }
+
+  private readonly contentEvents: ContentEvents = {
+    traced: (traceId) => (this.traceId = traceId),
+    stepStarted: () => this.close("completed"),
+    thinking: (delta) => this.reasoningDelta(delta),
+    text: (delta) => this.textDelta(delta),
+  };
 
   /** Closes what is open and adds the client tool calls; `announce` sends the last event (after the store has it). */
   finish(outcome: TurnOutcome): ResponseObject {

@@ -28,13 +28,14 @@ export function turnFrameStream(settings: TurnStreamSettings, controller: AbortC
 }
 
 /**
- * The start of a Messages or Responses stream: the first model step, so that a refusal before it
- * (a context that does not fit) is a real HTTP status; or a wait for memory, whose end nobody knows
- * (up to llama.load_queue.timeout_s): the answer starts then, so that its keep-alives (`ping`,
- * comments) reach the client, and a failure after it (`busy` past the queue's timeout) is the
- * stream's error event.
+ * Where every dialect's stream starts its HTTP answer: the first model step, after the context was
+ * fitted, so that a refusal before it (a conversation too long for the context, a model that
+ * cannot load) is a real HTTP status, as OpenAI's and Anthropic's APIs answer it; or a wait for
+ * memory, whose end nobody knows (up to llama.load_queue.timeout_s): the answer starts then, so
+ * that its keep-alives reach the client, and a failure after it (`busy` past the queue's timeout)
+ * is the stream's error event.
  */
-export function firstStepOrMemoryWait(event: AgentEvent): boolean {
+function firstStepOrMemoryWait(event: AgentEvent): boolean {
   return event.event === "llm_start" || (event.event === "model_load" && event.state === "queued");
 }
 
@@ -42,8 +43,6 @@ export interface StartTurnStreamOptions {
   run: RunTurn;
   controller: AbortController;
   coalesceMs: number;
-  /** The event at which the HTTP answer starts (the context was fitted by then), or a test of each event. */
-  startEvent: AgentEvent["event"] | ((event: AgentEvent) => boolean);
   sink: EmitEvent;
   /** Called when the turn fails before it started (the turn's slot is freed). */
   release: () => void;
@@ -53,22 +52,24 @@ export interface StartTurnStreamOptions {
 
 /**
  * Starts the turn, its events going to `sink` (merged while `frames` is backlogged), and waits
- * until `startEvent` or the turn's end, whichever comes first: "started", or the outcome of a turn
- * that ended without it. A failure before that releases the turn, cancels the stream and throws
- * (the refusal), so the request still gets a real HTTP error status. `turn` settles the rest.
+ * until the answer may start (firstStepOrMemoryWait) or the turn's end, whichever comes first. A
+ * failure before that releases the turn, cancels the stream and throws (the refusal), so the
+ * request still gets a real HTTP error status. `turn` settles the rest (a turn that ended without
+ * a first step: its outcome).
  */
-export async function startTurnStream(frames: FrameStream, options: StartTurnStreamOptions): Promise<{ first: "started" | TurnOutcome; turn: Promise<TurnOutcome> }> {
+export async function startTurnStream(frames: FrameStream, options: StartTurnStreamOptions): Promise<{ turn: Promise<TurnOutcome> }> {
   let markStarted: () => void = () => undefined;
   const started = new Promise<"started">((resolve) => (markStarted = () => resolve("started")));
   const sink: EmitEvent = (event) => {
     options.sink(event);
-    if (typeof options.startEvent === "function" ? options.startEvent(event) : event.event === options.startEvent) markStarted();
+    if (firstStepOrMemoryWait(event)) markStarted();
   };
   const { controller } = options;
   // Frames the client has not taken yet hold merged text back (fewer, larger chunks for a slow reader).
   const turn = withCoalescedEmit(sink, { windowMs: options.coalesceMs, busy: () => frames.backlogged }, (emit) => options.run({ signal: controller.signal, emit }));
   try {
-    return { first: await Promise.race([started, turn]), turn };
+    await Promise.race([started, turn]);
+    return { turn };
   } catch (error) {
     options.release();
     frames.cancel("turn failed before it started");
