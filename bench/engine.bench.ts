@@ -26,7 +26,8 @@ import { freePort } from "../test/helpers/free-port.js";
  * Env: BENCH_ENGINE_SHAPE=small|0.5b (default small), BENCH_ROUNDS (5), BENCH_THREADS ("<physical>,1"),
  * BENCH_BINARIES ("prebuilt,local" when the local build exists, else "prebuilt"),
  * BENCH_PREDICT (128), BENCH_PROMPT (256), BENCH_CTX (2048), BENCH_REPS (2 measured generations per load),
- * BENCH_MAX_GEN_MS (5000: a generation that takes longer stops early; its tok/s still counts).
+ * BENCH_MAX_GEN_MS (5000: a generation that takes longer stops early; its tok/s still counts),
+ * BENCH_TRAIN_CTX (the model's trained context; default the shape's 8192: set 32768 for prompts past 8 k).
  */
 
 const shapeName = (process.env.BENCH_ENGINE_SHAPE ?? "small") as BenchShapeName;
@@ -263,8 +264,10 @@ if (binary === null) {
   process.stderr.write(LLAMA_SERVER_MISSING_MESSAGE);
   process.exit(1);
 }
-const shape = resolveBenchShape(shapeName);
-const modelPath = await ensureFixture("bench", { shape: shapeName });
+// A longer trained context than the shape's 8 k (llama-server caps a slot's context at it): prompts past 8 k tokens.
+const trainCtx = process.env.BENCH_TRAIN_CTX === undefined ? undefined : Number(process.env.BENCH_TRAIN_CTX);
+const shape = trainCtx === undefined ? resolveBenchShape(shapeName) : { ...resolveBenchShape(shapeName), contextLength: trainCtx };
+const modelPath = await ensureFixture("bench", { shape: trainCtx === undefined ? shapeName : shape });
 const prompt = makePrompt(promptLength, shape.vocabSize);
 const buildInfo = (() => {
   try {

@@ -34,6 +34,7 @@ export const SELECTIONS: Readonly<Record<string, TestSelection>> = {
       { dir: "e2e", prefix: "stdio-soak." },
       { dir: "e2e", prefix: "http-load-disconnects." },
       { dir: "e2e", prefix: "codex-long-prompt." },
+      { dir: "e2e", prefix: "codex-long-prompt-cut." },
     ],
     concurrency: 1,
     env: { LOCAL_AI_STRESS: "1" },

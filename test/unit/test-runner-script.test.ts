@@ -35,13 +35,13 @@ test("npm test's selection: every unit and e2e test file (this one included), tw
   assert.deepEqual(nodeTestArgs(["a.test.js"], SELECTIONS.all!), ["--test", "--test-concurrency=2", "a.test.js"]);
 });
 
-test("test:stress's selection is the old glob list plus the Codex long-prompt run, one at a time, with LOCAL_AI_STRESS=1", () => {
+test("test:stress's selection is the old glob list plus the Codex long-prompt runs, one at a time, with LOCAL_AI_STRESS=1", () => {
   const stress = SELECTIONS.stress!;
   assert.deepEqual(testFiles(DIST_TEST, stress), [
     ...globbed("unit", "fuzz-"),
     ...["stdio-random-lines", "mcp-faults", "llama-server-faults"].map((name) => path.join(DIST_TEST, "e2e", `${name}.test.js`)),
     ...globbed("e2e", "fault-"),
-    ...["stdio-soak", "http-load-disconnects", "codex-long-prompt"].map((name) => path.join(DIST_TEST, "e2e", `${name}.test.js`)),
+    ...["stdio-soak", "http-load-disconnects", "codex-long-prompt", "codex-long-prompt-cut"].map((name) => path.join(DIST_TEST, "e2e", `${name}.test.js`)),
   ]);
   assert.equal(stress.concurrency, 1);
   assert.deepEqual(stress.env, { LOCAL_AI_STRESS: "1" });
