@@ -4,7 +4,7 @@ import type { McpServerStatus } from "../tools/mcp/mcp-tool-provider.js";
 
 /**
  * What the runtime knows about readiness (src/app/runtime/runtime.ts makes it); serve-http turns it into
- * the /health body (src/http/health-status.ts). Here, the lowest layer both can import that sees
+ * the /health body (src/http/routes/health-status.ts). Here, the lowest layer both can import that sees
  * both engines and tools.
  */
 export interface RuntimeHealth {

@@ -7,7 +7,7 @@ import { KeyRing } from "./keys/key-ring.js";
 import { keyAuth } from "./middleware/key-auth.js";
 import { crossSiteGuard } from "./middleware/cross-site-guard.js";
 import { hostCheck } from "./middleware/host-check.js";
-import { InFlightWork } from "./in-flight-work.js";
+import { InFlightWork } from "./request/in-flight-work.js";
 import { HttpError, toOpenAiError } from "./http-error.js";
 import { messagesDialect } from "./messages/messages-routes.js";
 import { chatDialect } from "./openai/chat-route.js";
@@ -19,14 +19,14 @@ import { registerHealthRoute } from "./routes/health.js";
 import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerModelsRoute } from "./routes/models.js";
 import { requestContext } from "./middleware/request-context.js";
-import { requestLogger, requestRecord } from "./request-record.js";
+import { requestLogger, requestRecord } from "./request/request-record.js";
 import { noMetrics } from "../shared/metrics-recorder.js";
 import { responsesDialect } from "./responses/responses-routes.js";
 import { errorShapeOf, useErrorShape } from "./responder/error-shape.js";
 import type { DialectRoutes, HttpDialect } from "./responder/http-dialect.js";
 import { streamSettings } from "./http-deps.js";
 import { ModelResolver } from "./resolve-model.js";
-import { SessionGate } from "./session-gate.js";
+import { SessionGate } from "./turn/session-gate.js";
 
 /** The API dialects that answer agent turns, each in its folder (responder/http-dialect.ts). */
 const DIALECTS: readonly HttpDialect[] = [chatDialect, responsesDialect, messagesDialect];

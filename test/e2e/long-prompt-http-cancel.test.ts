@@ -104,7 +104,7 @@ function post(dialect: Dialect, prompt: string, requestId: string, signal?: Abor
   });
 }
 
-/** The server's "cancelled work stopped" line of this request (src/http/request-work.ts). */
+/** The server's "cancelled work stopped" line of this request (src/http/request/request-work.ts). */
 async function workStopped(requestId: string): Promise<{ stopped_ms: number; reason: string }> {
   const find = (): { stopped_ms: number; reason: string } | undefined =>
     server.proc.stderr

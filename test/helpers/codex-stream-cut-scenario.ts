@@ -1,7 +1,7 @@
 // One `codex exec` against the built CLI's serve-http through a recording proxy that breaks off the
 // first /v1/responses stream after a delay (recording-proxy.ts `cut`), everything inside one
 // loopback-only network namespace like codex-scenario.ts. It also keeps the server's "reading the
-// prompt" debug lines (src/http/request-record.ts) as they arrive, each with its arrival time, so
+// prompt" debug lines (src/http/request/request-record.ts) as they arrive, each with its arrival time, so
 // the test can tell how much of the prompt had been read before the cut.
 //
 // Imported: runCodexStreamCutScenario(spec) runs this file as a script inside `unshare --net` and

@@ -21,7 +21,7 @@ export function longPromptText(tokens: number, seed: number): string {
   return words.join(" ");
 }
 
-/** A server's debug line "reading the prompt" (src/http/request-record.ts): how far a request's prompt was read. */
+/** A server's debug line "reading the prompt" (src/http/request/request-record.ts): how far a request's prompt was read. */
 export interface PromptReadLine {
   processed: number;
   total: number;

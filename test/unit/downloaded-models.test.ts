@@ -10,7 +10,7 @@ import { configSchema, type Config } from "../../src/config/schema.js";
 import type { ModelAccess } from "../../src/http/http-deps.js";
 import { toOpenAiError } from "../../src/http/http-error.js";
 import { ModelResolver } from "../../src/http/resolve-model.js";
-import { resolveServedModel } from "../../src/http/resolve-served-model.js";
+import { resolveServedModel } from "../../src/http/turn/resolve-served-model.js";
 import { DownloadedModels } from "../../src/models/downloaded-models.js";
 
 describe("DownloadedModels and resolveServedModel", () => {

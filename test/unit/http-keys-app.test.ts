@@ -9,7 +9,7 @@ import type { TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
 import { fullRightsKey } from "../../src/http/keys/api-key.js";
-import { requestKeyName } from "../../src/http/request-key.js";
+import { requestKeyName } from "../../src/http/request/request-key.js";
 import type { ToolScope } from "../../src/tools/scoped-tool-provider.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 

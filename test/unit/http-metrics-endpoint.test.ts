@@ -5,7 +5,7 @@ import { TurnTally, type TurnOutcome } from "../../src/agent/turn-outcome.js";
 import { PromMetrics } from "../../src/app/metrics/prom-metrics.js";
 import { createHttpApp } from "../../src/http/app.js";
 import type { HttpDeps, HttpSettings, TurnRunner } from "../../src/http/http-deps.js";
-import { requestIdFor } from "../../src/http/request-id.js";
+import { requestIdFor } from "../../src/http/request/request-id.js";
 import { RuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger, type CapturedLogger } from "../helpers/capture-logger.js";
 import { parsePromText, sampleValue } from "../helpers/prom-text.js";

@@ -7,7 +7,7 @@ import { EngineRegistry } from "../../src/engine/create-engine.js";
 import type { Engine, EngineHealth } from "../../src/engine/engine.js";
 import { LlamaRuntime } from "../../src/engine/embedded/llama-runtime.js";
 import { ManagedEngine } from "../../src/engine/scheduler/managed-engine.js";
-import { healthBody } from "../../src/http/health-status.js";
+import { healthBody } from "../../src/http/routes/health-status.js";
 import { isRuntimeError } from "../../src/shared/runtime-error.js";
 import { captureLogger } from "../helpers/capture-logger.js";
 

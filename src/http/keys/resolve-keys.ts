@@ -1,5 +1,5 @@
 import type { HttpKeyConfig } from "../../config/schema.js";
-import { readTokenFile } from "../bearer-token.js";
+import { readTokenFile } from "./bearer-token.js";
 import { DEFAULT_KEY_NAME, fullRightsKey, type ApiKey } from "./api-key.js";
 
 /**

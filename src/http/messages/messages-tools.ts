@@ -1,7 +1,7 @@
 import type { SamplingOverrides, ToolChoice } from "../../shared/conversation/sampling-overrides.js";
 import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { toSamplingOverrides } from "../sampling-overrides.js";
+import { toSamplingOverrides } from "../turn/sampling-overrides.js";
 import type { MessagesRequest } from "./messages-schema.js";
 
 export interface ClientTools {

@@ -6,8 +6,8 @@ import { KeyLimiter } from "../keys/key-limiter.js";
 import { bearerToken, type KeyRing } from "../keys/key-ring.js";
 import { KeyScope } from "../keys/key-scope.js";
 import { releaseWithBody } from "../keys/release-with-body.js";
-import { setRequestKey } from "../request-key.js";
-import { requestLogger } from "../request-record.js";
+import { setRequestKey } from "../request/request-key.js";
+import { requestLogger } from "../request/request-record.js";
 
 /** GET /v1/models and /v1/models/{id}: every key may list, filtered to its own models (clients list before anything else). */
 const MODEL_LISTING = /^\/v1\/models(\/.+)?$/;

@@ -3,9 +3,9 @@ import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { Logger } from "pino";
 import type { MetricsRecorder, RequestLabels } from "../../shared/metrics-recorder.js";
-import { requestIdFor } from "../request-id.js";
-import { requestKeyName } from "../request-key.js";
-import { RequestRecord, setRequestRecord } from "../request-record.js";
+import { requestIdFor } from "../request/request-id.js";
+import { requestKeyName } from "../request/request-key.js";
+import { RequestRecord, setRequestRecord } from "../request/request-record.js";
 
 /**
  * The first middleware: gives the request its id (`X-Request-Id` on every response, the same as

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { readJson } from "../read-json.js";
-import { requestRecord } from "../request-record.js";
+import { readJson } from "../request/read-json.js";
+import { requestRecord } from "../request/request-record.js";
 import { openAiErrorShape } from "../responder/error-shape.js";
 import type { DialectRoutes, HttpDialect } from "../responder/http-dialect.js";
 import { respondToTurn } from "../responder/turn-responder.js";

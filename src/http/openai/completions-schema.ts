@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CompletionRequest } from "../../engine/completion-types.js";
 import { HttpError } from "../http-error.js";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 
 /** OpenAI's defaults for the legacy completions endpoint. */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;

@@ -3,12 +3,12 @@ import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
 import type { KeyScope } from "../keys/key-scope.js";
-import { readJson } from "../read-json.js";
-import { requestKeyScope } from "../request-key.js";
-import { requestAbort } from "../request-abort.js";
+import { readJson } from "../request/read-json.js";
+import { requestKeyScope } from "../request/request-key.js";
+import { requestAbort } from "../request/request-abort.js";
 import type { ModelResolver } from "../resolve-model.js";
-import { requestRecord, type RequestRecord } from "../request-record.js";
-import { resolveServedModel } from "../resolve-served-model.js";
+import { requestRecord, type RequestRecord } from "../request/request-record.js";
+import { resolveServedModel } from "../turn/resolve-served-model.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from "./embeddings-schema.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 
 /** OpenAI's own limit on inputs per request. */
 export const MAX_EMBEDDING_INPUTS = 2048;

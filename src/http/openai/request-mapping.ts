@@ -3,7 +3,7 @@ import type { ChatMessage } from "../../shared/conversation/chat-message.js";
 import type { SamplingOverrides } from "../../shared/conversation/sampling-overrides.js";
 import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { isSafeId } from "../../shared/safe-id.js";
-import { toSamplingOverrides } from "../sampling-overrides.js";
+import { toSamplingOverrides } from "../turn/sampling-overrides.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { chatRequestSchema, toParts, type ChatRequest, type RequestMessage } from "./request-schema.js";
 

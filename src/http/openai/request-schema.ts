@@ -3,7 +3,7 @@ import { elicitationAnswerSchema } from "../../wire/elicitation-answer-schema.js
 import type { ContentPart } from "../../shared/conversation/chat-message.js";
 import { contentPartSchema, textPartSchema } from "../../shared/content-part-schema.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 
 const textPart = textPartSchema;
 // OpenAI refuses an image part without a URL; so does this API.

@@ -2,10 +2,10 @@ import type { Hono } from "hono";
 import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
-import { readJson } from "../read-json.js";
-import { requestAbort } from "../request-abort.js";
-import { requestRecord } from "../request-record.js";
-import { requestKeyScope } from "../request-key.js";
+import { readJson } from "../request/read-json.js";
+import { requestAbort } from "../request/request-abort.js";
+import { requestRecord } from "../request/request-record.js";
+import { requestKeyScope } from "../request/request-key.js";
 import type { ModelResolver } from "../resolve-model.js";
 import { parseRerankRequest, rerankResponse } from "./rerank-schema.js";
 

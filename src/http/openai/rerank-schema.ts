@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 
 /** Documents per request: what a RAG front end sends (a page of search hits) with room to spare. */
 export const MAX_RERANK_DOCUMENTS = 1000;

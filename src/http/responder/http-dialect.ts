@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
-import type { SessionGate } from "../session-gate.js";
+import type { SessionGate } from "../turn/session-gate.js";
 import type { ErrorShape } from "./error-shape.js";
 import type { TurnServing } from "./turn-responder.js";
 

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { Logger } from "pino";
 import { toOpenAiError } from "../http-error.js";
-import type { InFlightWork } from "../in-flight-work.js";
-import { startRequestWork, type RequestWork } from "../request-work.js";
+import type { InFlightWork } from "../request/in-flight-work.js";
+import { startRequestWork, type RequestWork } from "../request/request-work.js";
 import { KEEP_ALIVE_FRAME, SSE_HEADERS } from "../sse/sse-frames.js";
 import { startTurnStream, turnFrameStream, type TurnStreamSettings } from "../sse/turn-stream.js";
 import type { DialectTurn, TurnResponder } from "./dialect-turn.js";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { DEFAULT_KEY_NAME, NO_KEY_NAME } from "../keys/api-key.js";
-import { requestKeyName } from "../request-key.js";
+import { requestKeyName } from "../request/request-key.js";
 
 /** Who asks for a stored response: the request's key name, and whether it is the operator's. */
 export interface ResponseReader {

@@ -3,7 +3,7 @@ import type { SamplingOverrides } from "../../shared/conversation/sampling-overr
 import type { ToolSpec } from "../../shared/conversation/tool-spec.js";
 import { RuntimeError } from "../../shared/runtime-error.js";
 import { HttpError } from "../http-error.js";
-import { toSamplingOverrides } from "../sampling-overrides.js";
+import { toSamplingOverrides } from "../turn/sampling-overrides.js";
 import { parseInput, toMessages, type IndexedItem } from "./input-mapping.js";
 import { itemKeyOf } from "./response-object.js";
 import type { ResponseReader } from "./response-reader.js";

@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
 import type { McpClientFactory } from "../http-deps.js";
-import { requestLogger, requestRecord } from "../request-record.js";
-import { scopedRunner } from "../scoped-runner.js";
+import { requestLogger, requestRecord } from "../request/request-record.js";
+import { scopedRunner } from "../turn/scoped-runner.js";
 import { HttpError } from "../http-error.js";
-import { readJson } from "../read-json.js";
-import { requestKeyScope } from "../request-key.js";
-import { requestAbort } from "../request-abort.js";
-import { resolveTurnTarget } from "../resolve-turn-target.js";
+import { readJson } from "../request/read-json.js";
+import { requestKeyScope } from "../request/request-key.js";
+import { requestAbort } from "../request/request-abort.js";
+import { resolveTurnTarget } from "../turn/resolve-turn-target.js";
 import { openAiErrorShape } from "../responder/error-shape.js";
 import type { DialectRoutes, HttpDialect } from "../responder/http-dialect.js";
 import { respondToTurn } from "../responder/turn-responder.js";

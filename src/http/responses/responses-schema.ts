@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RuntimeError } from "../../shared/runtime-error.js";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 
 /**
  * POST /v1/responses as zod. Loose everywhere: clients send fields we do not read (Codex's

@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { HttpError } from "../http-error.js";
-import { parseBody } from "../parse-body.js";
+import { parseBody } from "../request/parse-body.js";
 import { responseReader } from "./response-reader.js";
 import type { ResponseStore, StoredResponse } from "./response-store.js";
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
-import { healthBody, publicHealthBody } from "../health-status.js";
+import { healthBody, publicHealthBody } from "./health-status.js";
 import type { HttpDeps } from "../http-deps.js";
-import type { InFlightWork } from "../in-flight-work.js";
+import type { InFlightWork } from "../request/in-flight-work.js";
 import type { KeyRing } from "../keys/key-ring.js";
 import { KeyScope } from "../keys/key-scope.js";
 

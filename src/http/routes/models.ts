@@ -2,9 +2,9 @@ import type { Hono } from "hono";
 import type { ModelPsEntry } from "../../engine/scheduler/model-ps.js";
 import type { HttpDeps } from "../http-deps.js";
 import type { ModelResolver } from "../resolve-model.js";
-import { requestKeyScope } from "../request-key.js";
-import { resolveServedModel } from "../resolve-served-model.js";
-import { requestRecord } from "../request-record.js";
+import { requestKeyScope } from "../request/request-key.js";
+import { resolveServedModel } from "../turn/resolve-served-model.js";
+import { requestRecord } from "../request/request-record.js";
 
 /**
  * GET /v1/models and /v1/models/{id}: agents (not GGUF files) are what a client picks, so they

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { Engine } from "../../engine/engine.js";
 import { HttpError } from "../http-error.js";
 import type { HttpDeps, ModelAccess } from "../http-deps.js";
-import { parseBody } from "../parse-body.js";
-import { readJson } from "../read-json.js";
-import { requestAbort } from "../request-abort.js";
-import { requestRecord } from "../request-record.js";
-import { requestKeyScope } from "../request-key.js";
+import { parseBody } from "../request/parse-body.js";
+import { readJson } from "../request/read-json.js";
+import { requestAbort } from "../request/request-abort.js";
+import { requestRecord } from "../request/request-record.js";
+import { requestKeyScope } from "../request/request-key.js";
 import type { ModelResolver } from "../resolve-model.js";
 
 const tokenizeBody = z

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import type { Logger } from "pino";
-import type { AgentEvent } from "../agent/events.js";
-import { turnTokens } from "../agent/turn-meter.js";
-import type { TurnUsage } from "../agent/turn-outcome.js";
-import type { TokenCounts } from "../shared/metrics-recorder.js";
+import type { AgentEvent } from "../../agent/events.js";
+import { turnTokens } from "../../agent/turn-meter.js";
+import type { TurnUsage } from "../../agent/turn-outcome.js";
+import type { TokenCounts } from "../../shared/metrics-recorder.js";
 
 declare module "hono" {
   interface ContextVariableMap {

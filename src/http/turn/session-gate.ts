@@ -1,4 +1,4 @@
-import { HttpError } from "./http-error.js";
+import { HttpError } from "../http-error.js";
 
 /**
  * Sessions with a turn in flight through this server. The SessionRunner's lock would queue a

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import type { HttpDeps } from "./http-deps.js";
-import type { ModelResolver } from "./resolve-model.js";
-import { requestKeyScope } from "./request-key.js";
-import { requestRecord } from "./request-record.js";
+import type { HttpDeps } from "../http-deps.js";
+import type { ModelResolver } from "../resolve-model.js";
+import { requestKeyScope } from "../request/request-key.js";
+import { requestRecord } from "../request/request-record.js";
 import { resolveServedModel } from "./resolve-served-model.js";
 
 /** Who answers a turn request, as every dialect reads its `model`. */

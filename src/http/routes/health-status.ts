@@ -1,5 +1,5 @@
-import type { EngineHealth } from "../engine/engine.js";
-import type { RuntimeHealth } from "../diagnostics/runtime-health.js";
+import type { EngineHealth } from "../../engine/engine.js";
+import type { RuntimeHealth } from "../../diagnostics/runtime-health.js";
 
 export type HealthStatus = "ok" | "starting" | "degraded" | "down";
 

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import type { TurnOutcome } from "../agent/turn-outcome.js";
-import type { TurnRunner, TurnRunOptions } from "./http-deps.js";
-import { requestRecord } from "./request-record.js";
+import type { TurnOutcome } from "../../agent/turn-outcome.js";
+import type { TurnRunner, TurnRunOptions } from "../http-deps.js";
+import { requestRecord } from "../request/request-record.js";
 
 /**
  * The runner a route runs its request's turn on: the turn's events (first token) and its

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { NO_KEY_NAME } from "./keys/api-key.js";
-import { KeyScope } from "./keys/key-scope.js";
+import { NO_KEY_NAME } from "../keys/api-key.js";
+import { KeyScope } from "../keys/key-scope.js";
 
 declare module "hono" {
   interface ContextVariableMap {

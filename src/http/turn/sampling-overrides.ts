@@ -1,4 +1,4 @@
-import type { ReasoningEffort, SamplingOverrides, ToolChoice } from "../shared/conversation/sampling-overrides.js";
+import type { ReasoningEffort, SamplingOverrides, ToolChoice } from "../../shared/conversation/sampling-overrides.js";
 
 /** An output format as the dialects give it (chat's `response_format`, Responses' `text.format`), flattened. */
 export type OutputFormatField = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema?: Record<string, unknown> | undefined; strict?: boolean | null | undefined };

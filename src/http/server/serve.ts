@@ -2,8 +2,8 @@ import type { Server } from "node:http";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Logger } from "pino";
-import { settlesWithin } from "../shared/abort.js";
-import { settleInFlight } from "../serving/shutdown-sequence.js";
+import { settlesWithin } from "../../shared/abort.js";
+import { settleInFlight } from "../../serving/shutdown-sequence.js";
 
 export interface RunningServer {
   server: Server;

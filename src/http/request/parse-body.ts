@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { RuntimeError } from "../shared/runtime-error.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 
 /** Validates a body; the first issue becomes `invalid_request` with its path as `param` (OpenAI style). */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {

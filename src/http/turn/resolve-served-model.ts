@@ -1,7 +1,7 @@
-import type { ModelAccess } from "./http-deps.js";
-import { HttpError } from "./http-error.js";
-import type { RequestRecord } from "./request-record.js";
-import type { ModelResolver, ResolvedModel } from "./resolve-model.js";
+import type { ModelAccess } from "../http-deps.js";
+import { HttpError } from "../http-error.js";
+import type { RequestRecord } from "../request/request-record.js";
+import type { ModelResolver, ResolvedModel } from "../resolve-model.js";
 
 /**
  * A request's `model` (ModelResolver's order), then a downloaded model served on demand

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { RuntimeError } from "../shared/runtime-error.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 
 /**
  * The body as JSON; anything unparsable is `invalid_json` (400), never a 500. A client that goes

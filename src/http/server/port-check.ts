@@ -1,6 +1,6 @@
-import type { Config } from "../config/schema.js";
-import { driverOf } from "../engine/drivers/engine-drivers.js";
-import { RuntimeError } from "../shared/runtime-error.js";
+import type { Config } from "../../config/schema.js";
+import { driverOf } from "../../engine/drivers/engine-drivers.js";
+import { RuntimeError } from "../../shared/runtime-error.js";
 
 /**
  * The schema checks `http.port` against llama-server ports at load, but `--port` can change it
