@@ -46,6 +46,13 @@ const cancelRounds = Number(process.env.BENCH_CANCEL_ROUNDS ?? "3");
 const chunkThreads = (process.env.BENCH_CHUNK_THREADS ?? "1,2").split(",").map(Number);
 const chunkRounds = Number(process.env.BENCH_CHUNK_ROUNDS ?? "3");
 const parts = new Set((process.env.BENCH_PREFILL_PARTS ?? "ttft,cancel,chunk").split(","));
+/**
+ * One process reads the same prompt anywhere from 46 to 62 s on a 2-core machine and keeps that
+ * speed for its life (docs/benchmarks.md, "Chunk size against depth"): by default every round of
+ * the time-to-first-token part starts fresh servers and a fresh direct context, so rounds average
+ * that out instead of measuring one process's luck. BENCH_FRESH_SERVERS=0 keeps them.
+ */
+const freshServers = process.env.BENCH_FRESH_SERVERS !== "0";
 const CTX = 32768;
 const SYSTEM_PROMPT = "You are a helpful assistant.";
 
@@ -205,8 +212,8 @@ const dir = await mkdtemp(path.join(tmpdir(), "local-ai-bench-prefill-"));
 const modelYaml = ["llama:", "  models:", "    default:", `      path: ${JSON.stringify(modelPath)}`, `      threads: ${threads}`, `      ctx_size: ${CTX}`, "      parallel: 1", "agents:", "  assistant:", "    temperature: 0", "    max_tokens: 1", `    system_prompt: ${JSON.stringify(SYSTEM_PROMPT)}`, ""].join("\n");
 await writeFile(path.join(dir, "config.yaml"), [`app:`, `  data_dir: ${JSON.stringify(path.join(dir, "data"))}`, modelYaml].join("\n"));
 const needServers = parts.has("ttft") || parts.has("cancel");
-const cli = needServers ? startStdioCli(dir) : null;
-const http = parts.has("ttft") ? await startHttpServer({ yaml: modelYaml }) : null;
+let cli = needServers ? startStdioCli(dir) : null;
+let http = parts.has("ttft") ? await startHttpServer({ yaml: modelYaml }) : null;
 
 const results: Record<string, unknown> = {};
 const ratios = [];
@@ -219,10 +226,21 @@ if (parts.has("ttft") && cli !== null && http !== null) {
   await httpTurn(http.port, "warm", "Hello there");
   await oneShot(threads, "Hello there");
   for (let round = 0; round < rounds; round++) {
+    if (freshServers && round > 0) {
+      await Promise.all([cli.stop(), http.stop()]);
+      cli = startStdioCli(dir);
+      http = await startHttpServer({ yaml: modelYaml });
+      await stdioTurn(cli, `warm${round}`, "Hello there");
+      await httpTurn(http.port, `warm${round}`, "Hello there");
+      for (const entry of contexts.values()) await entry.context.dispose();
+      contexts.clear();
+      await oneShot(threads, "Hello there");
+    }
+    const [stdioCli, httpServer] = [cli, http];
     const input = longPromptText(promptTokens, 100 + round);
     const sides = [
-      async (): Promise<void> => void stdioTurns.push(await stdioTurn(cli, `t${round}`, input)),
-      async (): Promise<void> => void httpTurns.push(await httpTurn(http.port, `t${round}`, input)),
+      async (): Promise<void> => void stdioTurns.push(await stdioTurn(stdioCli, `t${round}`, input)),
+      async (): Promise<void> => void httpTurns.push(await httpTurn(httpServer.port, `t${round}`, input)),
       async (): Promise<void> => {
         const direct = await oneShot(threads, input);
         directTurns.push({ ttft_ms: direct.ms, input_tokens: direct.tokens, cached_tokens: 0 });
