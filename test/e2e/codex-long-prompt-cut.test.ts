@@ -10,25 +10,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ensureFixture } from "../fixtures/gguf/index.js";
-import { CODEX_MISSING_MESSAGE, findCodexBinary, pinnedCodexVersion } from "../helpers/codex-binary.js";
+import { pinnedCodexVersion } from "../helpers/codex-binary.js";
+import { codexLongPromptGate } from "../helpers/codex-long-prompt-gate.js";
 import { runCodexStreamCutScenario } from "../helpers/codex-stream-cut-scenario.js";
 import { configYaml, localModel } from "../helpers/config-yaml.js";
 import { parseSse } from "../helpers/http-server.js";
 import { LONG_PROMPT_SHAPE } from "../helpers/long-prompt.js";
-import { loopbackNetnsUnavailable, NETNS_UNAVAILABLE_MESSAGE } from "../helpers/loopback-netns.js";
 
-const selected = process.env.LOCAL_AI_STRESS === "1" || process.env.LOCAL_AI_CODEX_LONG_PROMPT === "1";
-const codexBinary = selected ? findCodexBinary() : null;
-if (selected && codexBinary === null) process.stderr.write(CODEX_MISSING_MESSAGE);
-const netnsProblem = codexBinary === null ? null : loopbackNetnsUnavailable();
-if (netnsProblem !== null) process.stderr.write(NETNS_UNAVAILABLE_MESSAGE(netnsProblem));
-const skip = !selected
-  ? "slow (Codex's ~17.6 k-token prompt on one thread): npm run test:stress, or LOCAL_AI_CODEX_LONG_PROMPT=1"
-  : codexBinary === null
-    ? "Codex CLI not installed: npm run install:codex"
-    : netnsProblem !== null
-      ? `no loopback-only network namespace: ${netnsProblem}`
-      : false;
+const { codexBinary, skip } = codexLongPromptGate();
 
 const AGENT = "coder";
 const TOKEN = "codex-test-token";
