@@ -49,9 +49,9 @@ describe(`Codex CLI ${pinnedCodexVersion() ?? "?"} with an 8 s stream idle timeo
         model: AGENT,
         prompt: "say hello",
         providerSettings: { stream_idle_timeout_ms: IDLE_TIMEOUT_MS, stream_max_retries: 1 },
-        codexTimeoutMs: 540_000,
+        codexTimeoutMs: 840_000,
       },
-      600_000,
+      900_000,
     );
     const seconds = (performance.now() - started) / 1000;
     assert.deepEqual(report.interfaces, ["lo"], "Codex ran in a namespace with loopback only");
